@@ -1,0 +1,125 @@
+# SPDX-License-Identifier: GPL-2.0
+# kvmmmu build: BPF objects -> skeletons -> user-space commands, all in build/.
+# Nothing here reads the build host's kernel: the CO-RE types are committed
+# in bpf/kvmmmu_core.h.
+
+OUTPUT ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(PREFIX)/sbin
+
+CC ?= gcc
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed 's/x86_64/x86/')
+
+ifneq ($(ARCH),x86)
+$(error kvmmmu traces the x86 KVM MMU; architecture $(ARCH) is not supported)
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread
+CPPFLAGS += -Isrc/lib -Iinclude -I$(OUTPUT)/skel
+LDLIBS += -lbpf -lelf -lz -lm -pthread
+BPFCFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf
+# System include dirs after ours, as libbpf-bootstrap does, so <bpf/...> resolves.
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+APPS := kvmmmu-load kvmmmu-hist kvmmmu-check
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/skel/%.skel.h,$(BPF_SRCS))
+LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/lib/*.c))
+TRACE_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/trace/*.c))
+app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
+	   $(patsubst src/%.S,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.S))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
+
+.PHONY: all clean install deps test test-unit test-integration demo bench format check-format
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(addprefix $(OUTPUT)/,$(APPS))
+
+$(OUTPUT)/kvmmmu-load: $(call app_objs,load) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/kvmmmu-hist: $(call app_objs,hist) $(TRACE_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(TRACE_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# User-space objects depend on every skeleton: they are few and cheap.
+$(OUTPUT)/obj/%.o: src/%.c $(wildcard src/*/*.h include/*.h) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/obj/%.o: src/%.S
+	$(call msg,AS,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) -c $< -o $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPFCFLAGS) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
+$(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS)
+	$(call msg,TEST-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+
+test: all $(UNIT_TESTS)
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
+
+test-unit: $(UNIT_TESTS)
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh unit
+
+test-integration: all
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh integration
+
+demo: all
+	$(Q)scripts/demo.sh $(OUTPUT)
+
+bench: all
+	$(Q)scripts/bench.sh $(OUTPUT)
+
+# Debian 12 packages for building, testing and benchmarking. Idempotent.
+deps:
+	$(Q)scripts/install-deps.sh
+
+install: all
+	$(call msg,INSTALL,$(DESTDIR)$(BINDIR))
+	$(Q)install -d $(DESTDIR)$(BINDIR)
+	$(Q)install -m 0755 $(addprefix $(OUTPUT)/,$(APPS)) $(DESTDIR)$(BINDIR)
+
+format:
+	$(Q)clang-format -i $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c)
+
+check-format:
+	$(Q)clang-format --dry-run --Werror $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c)
+
+clean:
+	$(call msg,CLEAN,$(OUTPUT))
+	$(Q)rm -rf $(OUTPUT)

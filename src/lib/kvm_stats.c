@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/* KVM binary statistics reader (Documentation/virt/kvm/api.rst, KVM_GET_STATS_FD). */
+#include <errno.h>
+#include <linux/kvm.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "kvm_stats.h"
+
+/* Upper bounds that no kernel comes near; they keep a corrupt header from allocating wildly. */
+#define MAX_NAME_SIZE 4096
+#define MAX_DESCS 65536
+
+int kvm_stats_parse(struct kvm_stats *s, const void *buf, size_t len)
+{
+	const struct kvm_stats_header *h = buf;
+	size_t desc_len, n_values = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	if (len < sizeof(*h))
+		return -EINVAL;
+	if (!h->name_size || h->name_size > MAX_NAME_SIZE || h->num_desc > MAX_DESCS)
+		return -EINVAL;
+	desc_len = sizeof(struct kvm_stats_desc) + h->name_size;
+	if (h->id_offset > len || len - h->id_offset < h->name_size ||
+	    h->desc_offset > len || (len - h->desc_offset) / desc_len < h->num_desc)
+		return -EINVAL;
+
+	s->id = strndup((const char *)buf + h->id_offset, h->name_size);
+	s->desc = calloc(h->num_desc ? h->num_desc : 1, sizeof(*s->desc));
+	if (!s->id || !s->desc)
+		goto nomem;
+	s->data_offset = h->data_offset;
+	s->n_desc = h->num_desc;
+	for (size_t i = 0; i < s->n_desc; i++) {
+		const struct kvm_stats_desc *d =
+			(const void *)((const char *)buf + h->desc_offset + i * desc_len);
+		struct kvm_stat_desc_info *info = &s->desc[i];
+
+		if (!d->size) {
+			kvm_stats_close(s);
+			return -EINVAL;
+		}
+		info->name = strndup(d->name, h->name_size);
+		if (!info->name)
+			goto nomem;
+		info->flags = d->flags;
+		info->exponent = d->exponent;
+		info->size = d->size;
+		info->offset = d->offset;
+		info->bucket_size = d->bucket_size;
+		info->value_index = n_values;
+		n_values += d->size;
+		if (d->offset + d->size * sizeof(uint64_t) > s->data_len)
+			s->data_len = d->offset + d->size * sizeof(uint64_t);
+	}
+	s->n_values = n_values;
+	s->values = calloc(n_values ? n_values : 1, sizeof(uint64_t));
+	if (!s->values)
+		goto nomem;
+	return 0;
+nomem:
+	kvm_stats_close(s);
+	return -ENOMEM;
+}
+
+int kvm_stats_open(struct kvm_stats *s, int stats_fd)
+{
+	struct kvm_stats_header h;
+	size_t len;
+	void *buf;
+	ssize_t rd;
+	int err;
+
+	rd = pread(stats_fd, &h, sizeof(h), 0);
+	if (rd != sizeof(h)) {
+		err = rd < 0 ? -errno : -EINVAL;
+		close(stats_fd);
+		return err;
+	}
+	/* Everything before the data block: header, id and descriptors. */
+	len = h.data_offset;
+	if (len < sizeof(h) || len > (size_t)MAX_DESCS * (MAX_NAME_SIZE + 64)) {
+		close(stats_fd);
+		return -EINVAL;
+	}
+	buf = malloc(len);
+	if (!buf) {
+		close(stats_fd);
+		return -ENOMEM;
+	}
+	rd = pread(stats_fd, buf, len, 0);
+	err = rd == (ssize_t)len ? kvm_stats_parse(s, buf, len) : (rd < 0 ? -errno : -EINVAL);
+	free(buf);
+	if (err) {
+		close(stats_fd);
+		return err;
+	}
+	s->fd = stats_fd;
+	return kvm_stats_refresh(s);
+}
+
+int kvm_stats_open_kvm_fd(struct kvm_stats *s, int kvm_fd)
+{
+	int fd = ioctl(kvm_fd, KVM_GET_STATS_FD, NULL);
+
+	if (fd < 0)
+		return -errno;
+	return kvm_stats_open(s, fd);
+}
+
+int kvm_stats_refresh(struct kvm_stats *s)
+{
+	uint64_t *data;
+	ssize_t rd;
+
+	if (s->fd < 0)
+		return -EBADF;
+	if (!s->data_len)
+		return 0;
+	data = malloc(s->data_len);
+	if (!data)
+		return -ENOMEM;
+	rd = pread(s->fd, data, s->data_len, s->data_offset);
+	if (rd != (ssize_t)s->data_len) {
+		free(data);
+		return rd < 0 ? -errno : -EIO;
+	}
+	for (size_t i = 0; i < s->n_desc; i++) {
+		const struct kvm_stat_desc_info *d = &s->desc[i];
+
+		memcpy(&s->values[d->value_index], (char *)data + d->offset,
+		       d->size * sizeof(uint64_t));
+	}
+	free(data);
+	return 0;
+}
+
+const struct kvm_stat_desc_info *kvm_stats_find(const struct kvm_stats *s, const char *name)
+{
+	for (size_t i = 0; i < s->n_desc; i++)
+		if (!strcmp(s->desc[i].name, name))
+			return &s->desc[i];
+	return NULL;
+}
+
+int kvm_stats_get(const struct kvm_stats *s, const char *name, uint64_t *value)
+{
+	const struct kvm_stat_desc_info *d = kvm_stats_find(s, name);
+
+	if (!d)
+		return -ENOENT;
+	*value = s->values[d->value_index];
+	return 0;
+}
+
+const char *kvm_stats_type_name(uint32_t flags)
+{
+	switch (flags & KVM_STATS_TYPE_MASK) {
+	case KVM_STATS_TYPE_CUMULATIVE:
+		return "cumulative";
+	case KVM_STATS_TYPE_INSTANT:
+		return "instant";
+	case KVM_STATS_TYPE_PEAK:
+		return "peak";
+	case KVM_STATS_TYPE_LINEAR_HIST:
+		return "linear_hist";
+	case KVM_STATS_TYPE_LOG_HIST:
+		return "log_hist";
+	default:
+		return "unknown";
+	}
+}
+
+void kvm_stats_close(struct kvm_stats *s)
+{
+	if (s->desc)
+		for (size_t i = 0; i < s->n_desc; i++)
+			free(s->desc[i].name);
+	free(s->desc);
+	free(s->id);
+	free(s->values);
+	if (s->fd >= 0)
+		close(s->fd);
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KVM binary statistics (KVM_GET_STATS_FD, Linux 5.14+): descriptors are
+ * looked up by name, never by offset, because the set differs per kernel
+ * and per vendor module.
+ */
+#ifndef KVMMMU_KVM_STATS_H
+#define KVMMMU_KVM_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kvm_stat_desc_info {
+	char *name;
+	uint32_t flags; /* KVM_STATS_TYPE_* | KVM_STATS_UNIT_* | KVM_STATS_BASE_* */
+	int16_t exponent;
+	uint16_t size;	   /* number of u64 values (>1 for histograms) */
+	uint32_t offset;   /* byte offset from the data block */
+	uint32_t bucket_size;
+	size_t value_index; /* index of the first value in kvm_stats.values */
+};
+
+struct kvm_stats {
+	int fd;
+	char *id;
+	uint32_t data_offset;
+	size_t n_desc;
+	struct kvm_stat_desc_info *desc;
+	size_t n_values;
+	uint64_t *values;
+	size_t data_len; /* bytes of the data block */
+};
+
+/*
+ * Parses the header and descriptors from BUF (the first LEN bytes of a stats
+ * file). Pure: used by kvm_stats_open and by the unit tests.
+ */
+int kvm_stats_parse(struct kvm_stats *s, const void *buf, size_t len);
+/* Takes ownership of STATS_FD (from KVM_GET_STATS_FD) and parses it. */
+int kvm_stats_open(struct kvm_stats *s, int stats_fd);
+/* Issues KVM_GET_STATS_FD on a VM or vCPU fd, then kvm_stats_open. */
+int kvm_stats_open_kvm_fd(struct kvm_stats *s, int kvm_fd);
+/* Re-reads the data block (values are live in the kernel). */
+int kvm_stats_refresh(struct kvm_stats *s);
+const struct kvm_stat_desc_info *kvm_stats_find(const struct kvm_stats *s, const char *name);
+/* First value of a named statistic; returns -ENOENT when the kernel lacks it. */
+int kvm_stats_get(const struct kvm_stats *s, const char *name, uint64_t *value);
+const char *kvm_stats_type_name(uint32_t flags);
+void kvm_stats_close(struct kvm_stats *s);
+
+#endif

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_LOG_H
+#define KVMMMU_LOG_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* Defined by each command's main file. */
+extern const char *log_prog; /* prefixed to every error */
+extern bool log_verbose;
+
+/* One line on stderr, "prog: message". */
+#define elog(fmt, ...) fprintf(stderr, "%s: " fmt "\n", log_prog, ##__VA_ARGS__)
+#define vlog(fmt, ...)                                                                             \
+	do {                                                                                       \
+		if (log_verbose)                                                                   \
+			fprintf(stderr, fmt "\n", ##__VA_ARGS__);                                  \
+	} while (0)
+
+#endif

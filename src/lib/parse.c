@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse.h"
+
+int parse_size(const char *s, uint64_t *bytes)
+{
+	static const char units[] = "KMGT";
+	unsigned long long v;
+	unsigned int shift = 0;
+	const char *unit;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	/* NUMBER [K|M|G|T [i]] [B] */
+	unit = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+	if (unit) {
+		shift = 10 * (unsigned int)(unit - units + 1);
+		end++;
+		if (*end == 'i')
+			end++;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -ERANGE;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_seconds(const char *s, double *secs)
+{
+	char *end;
+	double v;
+
+	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v))
+		return -EINVAL;
+	if (v <= 0)
+		return -ERANGE;
+	*secs = v;
+	return 0;
+}

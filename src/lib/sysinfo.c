@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include "sysinfo.h"
+
+const char *sysinfo_tdp_mmu(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/module/kvm/parameters/tdp_mmu", "r");
+
+	snprintf(buf, len, "unknown");
+	if (!f)
+		return buf;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+	return buf;
+}
+
+const char *sysinfo_kernel_release(char *buf, size_t len)
+{
+	struct utsname u;
+
+	snprintf(buf, len, "%s", uname(&u) ? "unknown" : u.release);
+	return buf;
+}
+
+uint64_t sysinfo_mem_available(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}
+
+static double clock_seconds(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double sysinfo_now(void)
+{
+	return clock_seconds(CLOCK_REALTIME);
+}
+
+double sysinfo_monotonic(void)
+{
+	return clock_seconds(CLOCK_MONOTONIC);
+}
+
+char *sysinfo_join_argv(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}

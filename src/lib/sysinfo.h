@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Facts about the host that every report records. */
+#ifndef KVMMMU_SYSINFO_H
+#define KVMMMU_SYSINFO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "csv.h"
+
+#define KVMMMU_VERSION "0.1.0"
+
+/* Contents of /sys/module/kvm/parameters/tdp_mmu ("Y", "N"), or "unknown". */
+const char *sysinfo_tdp_mmu(char *buf, size_t len);
+const char *sysinfo_kernel_release(char *buf, size_t len);
+/* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
+uint64_t sysinfo_mem_available(void);
+double sysinfo_now(void); /* CLOCK_REALTIME seconds */
+double sysinfo_monotonic(void);
+/* Joins argv with spaces into a malloc()ed string. */
+char *sysinfo_join_argv(int argc, char **argv);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The guest side of kvmmmu-load: 64-bit code that runs at CPL3 so that its
+ * stores take real shadow-MMU faults (CPL0 code is emulated on PVM hosts).
+ * It is copied into guest memory, so it must be position independent and
+ * must not touch a stack.
+ *
+ * In:  %rdi = GPA of the first page of this vCPU's region
+ *      %rsi = number of 4 KiB pages in the region (at least 1)
+ *      %dx  = I/O port the host watches for "pass done"
+ *      %al  = value to store (the pass number, low byte)
+ */
+	.section .rodata, "a"
+	.code64
+	.globl	guest_code_start
+	.globl	guest_code_end
+
+guest_code_start:
+1:	movq	%rdi, %rbx
+	movq	%rsi, %rcx
+	incb	%al
+	/* One plain store per page: a read-modify-write would fault twice. */
+2:	movb	%al, (%rbx)
+	addq	$4096, %rbx
+	decq	%rcx
+	jnz	2b
+	/* Allowed at CPL3 because the host gives us RFLAGS.IOPL = 3. */
+	outb	%al, (%dx)
+	jmp	1b
+guest_code_end:
+
+	.section .note.GNU-stack, "", @progbits

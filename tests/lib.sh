@@ -1,0 +1,34 @@
+# shellcheck shell=bash
+# Helpers sourced by the integration tests. Each check reports one line,
+# PASS/FAIL/SKIP NAME[: reason], to stdout and to $RESULTS for the summary.
+: "${OUTPUT:=build}"
+: "${RESULTS:=/dev/null}"
+BUILD=$(cd "$OUTPUT" && pwd)
+TMP=$(mktemp -d /tmp/kvmmmu-test.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+report() { echo "$*"; echo "$*" >>"$RESULTS"; }
+pass() { report "PASS $1"; }
+fail() { report "FAIL $1: $2"; }
+skip() { report "SKIP $1: $2"; }
+
+# check NAME COND-DESCRIPTION CMD...: PASS when CMD succeeds.
+check() {
+	local name=$1 what=$2
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$what"; fi
+}
+
+# need_kvm: returns 1 (and the caller skips) when KVM cannot be used here.
+need_kvm() {
+	if [ "$(id -u)" != 0 ]; then echo "not root"; return 1; fi
+	if [ ! -c /dev/kvm ]; then echo "no /dev/kvm"; return 1; fi
+	return 0
+}
+
+# csv_value FILE SOURCE METRIC VCPU: the value column of the matching row
+# (VCPU empty for VM-wide rows). Fields here never need quoting.
+csv_value() {
+	awk -F, -v s="$2" -v m="$3" -v v="$4" \
+		'!/^#/ && $5 == s && $6 == m && $4 == v && $7 == "" { print $8; exit }' "$1"
+}

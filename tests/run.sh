@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs the unit tests (cmocka, TAP output) and the integration tests, then
+# prints "N passed, N failed, N skipped" and exits non-zero on any failure.
+# Usage: tests/run.sh [unit|integration]
+set -u
+cd "$(dirname "$0")/.."
+export OUTPUT=${OUTPUT:-build}
+export RESULTS
+RESULTS=$(mktemp /tmp/kvmmmu-results.XXXXXX)
+what=${1:-all}
+report() { echo "$*"; echo "$*" >>"$RESULTS"; }
+
+run_unit() {
+	local t out rc line name
+	for t in "$OUTPUT"/tests/test_*; do
+		[ -x "$t" ] || continue
+		name=unit/${t##*/}
+		out=$(CMOCKA_MESSAGE_OUTPUT=tap "$t" 2>&1)
+		rc=$?
+		while IFS= read -r line; do
+			case "$line" in
+			"not ok "*) report "FAIL $name/${line#not ok * - }" ;;
+			"ok "*"# SKIP"*) report "SKIP $name/${line#ok * - }" ;;
+			"ok "*) report "PASS $name/${line#ok * - }" ;;
+			"#"* | "1.."*) ;;
+			*) echo "  $line" ;; # assertion details, SKIP reasons
+			esac
+		done <<<"$out"
+		# A crash before the TAP summary must still count as a failure.
+		if [ "$rc" -ne 0 ] && ! grep -q "^FAIL $name/" "$RESULTS"; then
+			report "FAIL $name: exited with status $rc"
+		fi
+	done
+}
+
+run_integration() {
+	local t
+	for t in tests/integration/test_*.sh; do
+		[ -f "$t" ] || continue
+		echo "== ${t##*/}"
+		if ! bash "$t"; then
+			report "FAIL ${t##*/}: script exited non-zero"
+		fi
+	done
+}
+
+case "$what" in
+unit) run_unit ;;
+integration) run_integration ;;
+all) run_unit; run_integration ;;
+*) echo "usage: tests/run.sh [unit|integration]" >&2; exit 2 ;;
+esac
+
+passed=$(grep -c '^PASS' "$RESULTS")
+failed=$(grep -c '^FAIL' "$RESULTS")
+skipped=$(grep -c '^SKIP' "$RESULTS")
+if [ "$failed" -gt 0 ]; then
+	echo
+	echo "Failures:"
+	grep '^FAIL' "$RESULTS"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+rm -f "$RESULTS"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests for the CSV v1 writer and reader: round trip and rejections. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "csv.h"
+
+static char *write_sample(size_t *len)
+{
+	const struct csv_meta meta = {.tool = "test", .label = "tdp=N, run 1", .command_line = "a b"};
+	struct csv_writer w;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	struct csv_row row = {.ts = 1764484390.5, .pid = 42, .comm = "CPU 0/KVM", .vcpu = 0,
+			      .source = "kvm_stats", .metric = "pf_taken", .kind = CSV_U64,
+			      .u64 = 18446744073709551615ULL};
+
+	assert_non_null(f);
+	assert_int_equal(csv_writer_start(&w, f, &meta), 0);
+	assert_int_equal(csv_write_row(&w, &row), 0);
+	row.comm = "odd \"name\", with comma";
+	row.vcpu = CSV_NO_VCPU;
+	row.source = "load";
+	row.metric = "populate_s";
+	row.kind = CSV_F64;
+	row.f64 = 0.123456789;
+	assert_int_equal(csv_write_row(&w, &row), 0);
+	row.comm = "line\nbreak";
+	row.metric = "fault_ns";
+	row.le = "+Inf";
+	row.kind = CSV_U64;
+	row.u64 = 7;
+	assert_int_equal(csv_write_row(&w, &row), 0);
+	assert_int_equal(csv_writer_close(&w), 0);
+	fclose(f);
+	return buf;
+}
+
+static void round_trip(void **state)
+{
+	struct csv_table t;
+	char err[256];
+	size_t len;
+	char *buf = write_sample(&len);
+	FILE *f = fmemopen(buf, len, "r");
+
+	(void)state;
+	assert_int_equal(strncmp(buf, CSV_MAGIC "\n", strlen(CSV_MAGIC) + 1), 0);
+	assert_non_null(strstr(buf, "\n" CSV_HEADER "\n"));
+	assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), 0);
+	assert_string_equal(csv_table_meta(&t, "tool"), "test");
+	assert_string_equal(csv_table_meta(&t, "label"), "tdp=N, run 1");
+	assert_non_null(csv_table_meta(&t, "kernel"));
+	assert_non_null(csv_table_meta(&t, "tdp_mmu"));
+	assert_non_null(csv_table_meta(&t, "hostname"));
+	assert_non_null(csv_table_meta(&t, "start_time"));
+	assert_string_equal(csv_table_meta(&t, "command"), "a b");
+	assert_int_equal(t.n_rows, 3);
+	assert_string_equal(t.rows[0].comm, "CPU 0/KVM");
+	assert_int_equal(t.rows[0].vcpu, 0);
+	assert_int_equal(t.rows[0].pid, 42);
+	assert_true(t.rows[0].value == 18446744073709551615.0);
+	assert_null(t.rows[0].le);
+	assert_string_equal(t.rows[1].comm, "odd \"name\", with comma");
+	assert_int_equal(t.rows[1].vcpu, CSV_NO_VCPU);
+	assert_true(t.rows[1].value == 0.123456789);
+	assert_string_equal(t.rows[2].comm, "line\nbreak");
+	assert_string_equal(t.rows[2].le, "+Inf");
+	assert_true(t.rows[2].value == 7);
+	csv_table_free(&t);
+	fclose(f);
+	free(buf);
+}
+
+/* Each case: input after the preamble, and the "line N: reason" it must produce. */
+static void rejects(void **state)
+{
+	static const char *pre = CSV_MAGIC "\n# kernel=x\n" CSV_HEADER "\n";
+	static const struct {
+		const char *body;
+		const char *err;
+	} cases[] = {
+		{"1,2,c,0,bpf,m,,1\n1,2,c,0,bpf,m,,x\n", "line 5: value 'x' is not a number"},
+		{"1,2,c,0,bpf,m,,1,9\n", "line 4: more than 8 fields"},
+		{"1,2,c,0,bpf,m,1\n", "line 4: expected 8 fields, found 7"},
+		{"1,2,c,v,bpf,m,,1\n", "line 4: vcpu 'v' is neither empty nor a non-negative integer"},
+		{"1,-2,c,0,bpf,m,,1\n", "line 4: pid '-2' is not a non-negative integer"},
+		{"x,2,c,0,bpf,m,,1\n", "line 4: ts 'x' is not a non-negative number"},
+		{"1,2,c,0,,m,,1\n", "line 4: source is empty"},
+		{"1,2,c,0,bpf,,,1\n", "line 4: metric is empty"},
+		{"1,2,c,0,bpf,m,big,1\n", "line 4: le 'big' is neither empty, a number nor +Inf"},
+		{"1,2,\"c,0,bpf,m,,1\n", "line 4: unterminated quoted field"},
+		{"1,2,\"c\"x,0,bpf,m,,1\n", "line 4: text after a closing quote"},
+		{"1,2,c\"d,0,bpf,m,,1\n", "line 4: quote inside an unquoted field"},
+		{"1,2,c,0,bpf,m,,1\n\n", "line 5: expected 8 fields, found 1"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[512], err[256] = "";
+		struct csv_table t;
+		FILE *f;
+
+		snprintf(doc, sizeof(doc), "%s%s", pre, cases[i].body);
+		f = fmemopen(doc, strlen(doc), "r");
+		assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, cases[i].err);
+		fclose(f);
+	}
+}
+
+static void rejects_preamble(void **state)
+{
+	static const struct {
+		const char *doc;
+		const char *err;
+	} cases[] = {
+		{"ts,pid\n", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 1')"},
+		{"# kvmmmu-csv 2\n", "line 1: unsupported format version '2' (this reader knows 1)"},
+		{CSV_MAGIC "\n# novalue\n", "line 2: metadata line is not '# key=value'"},
+		{CSV_MAGIC "\n# a=b\nts,pid\n", "line 3: expected header '" CSV_HEADER "'"},
+		{CSV_MAGIC "\n# a=b\n", "line 2: missing header line '" CSV_HEADER "'"},
+		{"", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 1')"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char doc[256], err[256] = "";
+		struct csv_table t;
+		FILE *f;
+
+		snprintf(doc, sizeof(doc), "%s", cases[i].doc);
+		/* fmemopen() refuses a zero-length buffer */
+		f = *doc ? fmemopen(doc, strlen(doc), "r") : fopen("/dev/null", "r");
+		assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), -EINVAL);
+		assert_string_equal(err, cases[i].err);
+		fclose(f);
+	}
+}
+
+static void crlf_and_no_final_newline(void **state)
+{
+	char doc[] = CSV_MAGIC "\r\n# k=v\r\n" CSV_HEADER "\r\n1,2,c,,bpf,m,1.5,3\r\n1,2,c,,bpf,m,,4";
+	struct csv_table t;
+	char err[128];
+	FILE *f = fmemopen(doc, strlen(doc), "r");
+
+	(void)state;
+	assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), 0);
+	assert_int_equal(t.n_rows, 2);
+	assert_string_equal(t.rows[0].le, "1.5");
+	assert_true(t.rows[1].value == 4);
+	assert_string_equal(csv_table_meta(&t, "k"), "v");
+	csv_table_free(&t);
+	fclose(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(round_trip),
+		cmocka_unit_test(rejects),
+		cmocka_unit_test(rejects_preamble),
+		cmocka_unit_test(crlf_and_no_final_newline),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
