@@ -20,7 +20,7 @@ endif
 
 CFLAGS ?= -O2 -g
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread
-CPPFLAGS += -Isrc/lib -Iinclude -I$(OUTPUT)/skel
+CPPFLAGS += -Isrc/lib -Isrc/trace -Iinclude -I$(OUTPUT)/skel
 LDLIBS += -lbpf -lelf -lz -lm -pthread
 BPFCFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf
 # System include dirs after ours, as libbpf-bootstrap does, so <bpf/...> resolves.

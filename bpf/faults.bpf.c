@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Fault accounting: counts, RET_PF_* outcomes, paths and latencies of KVM MMU
+ * faults, per thread (user space folds threads into vCPUs and VMs).
+ *
+ * Two sources, chosen by user space before load:
+ *  - function probes (fentry/fexit, or kprobe/kretprobe) on kvm_mmu_page_fault,
+ *    the page-fault handlers, direct_page_fault and kvm_vcpu_gfn_to_memslot
+ *    give exact RET_PF_* values and handler times;
+ *  - tracepoints alone (func_mode == false) reconstruct each fault from
+ *    kvm_mmu_spte_requested and what follows it: kvm_mmu_set_spte means
+ *    RET_PF_FIXED, mark_mmio_spte RET_PF_EMULATE, nothing before the next
+ *    fault RET_PF_SPURIOUS (mmu_set_spte() finds the SPTE already right).
+ * Every handler does one map lookup; nothing goes through a ring buffer.
+ */
+#include "kvmmmu_core.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "kvmmmu.h"
+
+/* Set by user space from the running kernel's BTF (RET_PF_* enum). */
+const volatile int ret_pf_invalid = -1;
+const volatile int ret_pf_fixed = -1;
+const volatile int ret_pf_spurious = -1;
+const volatile int ret_pf_emulate = -1;
+/* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
+const volatile bool func_mode = false;
+/* Only count processes in traced_pids. */
+const volatile bool filter_pids = false;
+
+struct kvmmmu_health health;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct kvmmmu_thread_key);
+	__type(value, struct kvmmmu_thread_stats);
+} thread_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_pids SEC(".maps");
+
+static struct kvmmmu_thread_stats zero_stats;
+
+/*
+ * The vCPU the current thread has loaded. vcpu_load() registers
+ * vcpu->preempt_notifier on the task, and KVM is the only user of preempt
+ * notifiers, so the task's first notifier leads back to its kvm_vcpu. The
+ * VM's mm must be the task's, or the guess is wrong and we say nothing.
+ * (kvm_running_vcpu would be simpler, but it is a per-CPU data symbol that
+ * kallsyms lacks without CONFIG_KALLSYMS_ALL.)
+ */
+static __always_inline int current_vcpu_id(void)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct hlist_node *first = BPF_CORE_READ(task, preempt_notifiers.first);
+	struct kvm_vcpu *vcpu;
+
+	if (!first)
+		return -1;
+	vcpu = (void *)first - bpf_core_field_offset(struct kvm_vcpu, preempt_notifier) -
+	       bpf_core_field_offset(struct preempt_notifier, link);
+	if (BPF_CORE_READ(vcpu, kvm, mm) != BPF_CORE_READ(task, mm))
+		return -1;
+	return BPF_CORE_READ(vcpu, vcpu_id);
+}
+
+/* The calling thread's entry, created on its first event; NULL when not traced. */
+static __always_inline struct kvmmmu_thread_stats *thread(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
+	struct kvmmmu_thread_stats *s;
+
+	s = bpf_map_lookup_elem(&thread_stats, &key);
+	if (!s) {
+		int err;
+
+		zero_stats.vcpu_id = current_vcpu_id();
+		zero_stats.excluded = filter_pids && !bpf_map_lookup_elem(&traced_pids, &key.tgid);
+		err = bpf_map_update_elem(&thread_stats, &key, &zero_stats, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST */) {
+			__sync_fetch_and_add(&health.drops, 1);
+			return NULL;
+		}
+		s = bpf_map_lookup_elem(&thread_stats, &key);
+		if (!s)
+			return NULL;
+	}
+	return s->excluded ? NULL : s;
+}
+
+static __always_inline void hist_add(struct kvmmmu_hist *h, __u64 ns)
+{
+	__u32 slot = kvmmmu_hist_slot(ns);
+
+	if (slot >= KVMMMU_HIST_BUCKETS)
+		slot = KVMMMU_HIST_BUCKETS - 1;
+	h->slots[slot]++;
+	h->count++;
+	h->sum_ns += ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+
+static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
+{
+	__u32 slot = (__u32)ret;
+
+	if (slot >= KVMMMU_RET_PF_SLOTS) {
+		__sync_fetch_and_add(&health.bad_ret, 1);
+		return;
+	}
+	/* the mask restates the bound for the verifier, which loses it across the shift */
+	s->ret_pf[slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
+}
+
+/* Tracepoint model: the requested SPTE was left as it was, so the fault was spurious. */
+static __always_inline void resolve_pending(struct kvmmmu_thread_stats *s)
+{
+	if (!s->st.pending)
+		return;
+	s->st.pending = 0;
+	if (!func_mode)
+		count_ret(s, ret_pf_spurious);
+}
+
+static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, __u64 now)
+{
+	s->st.pending = 0;
+	if (func_mode)
+		return;
+	count_ret(s, ret);
+	if (s->st.tdp_changes)
+		s->counters[KVMMMU_PATH_TDP_MMU]++;
+	else if (s->st.walked)
+		s->counters[KVMMMU_PATH_SHADOW]++;
+	else
+		s->counters[KVMMMU_PATH_DIRECT]++;
+	if (s->st.walked && s->st.walk_ts)
+		hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
+}
+
+/* ---- tracepoints; each has a tp_btf and a raw_tp twin sharing one body ---- */
+
+#define TP_PAIR(event, body_call, ...)                                                             \
+	SEC("tp_btf/" #event)                                                                      \
+	int BPF_PROG(event##_btf, ##__VA_ARGS__)                                                   \
+	{                                                                                          \
+		return body_call;                                                                  \
+	}                                                                                          \
+	SEC("raw_tp/" #event)                                                                      \
+	int BPF_PROG(event##_raw, ##__VA_ARGS__)                                                   \
+	{                                                                                          \
+		return body_call;                                                                  \
+	}
+
+static __always_inline int on_walk(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	resolve_pending(s);
+	s->counters[KVMMMU_GUEST_WALKS]++;
+	s->st.walk_ts = bpf_ktime_get_ns();
+	s->st.element_ts = 0;
+	s->st.walked = 1;
+	return 0;
+}
+TP_PAIR(kvm_mmu_pagetable_walk, on_walk(), u64 addr, u32 pferr)
+
+static __always_inline int on_paging_element(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s)
+		s->st.element_ts = bpf_ktime_get_ns();
+	return 0;
+}
+TP_PAIR(kvm_mmu_paging_element, on_paging_element(), u64 pte, int level)
+
+static __always_inline int on_walker_error(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s)
+		s->counters[KVMMMU_WALKER_ERRORS]++;
+	return 0;
+}
+TP_PAIR(kvm_mmu_walker_error, on_walker_error(), u32 pferr)
+
+static __always_inline int on_spte_requested(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	resolve_pending(s);
+	s->counters[KVMMMU_SPTE_REQUESTED]++;
+	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
+		hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
+	if (!func_mode)
+		s->counters[KVMMMU_FAULTS]++;
+	s->st.pending = 1;
+	s->st.tdp_changes = 0;
+	return 0;
+}
+TP_PAIR(kvm_mmu_spte_requested, on_spte_requested(), struct kvm_page_fault *fault)
+
+static __always_inline int on_set_spte(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_SPTES_SET]++;
+	if (!s->st.pending) {
+		/* FNAME(pte_prefetch) and direct_pte_prefetch map neighbours too */
+		s->counters[KVMMMU_SPTES_PREFETCHED]++;
+		return 0;
+	}
+	close_fault(s, ret_pf_fixed, bpf_ktime_get_ns());
+	s->st.walked = 0;
+	return 0;
+}
+TP_PAIR(kvm_mmu_set_spte, on_set_spte(), int level, gfn_t gfn, u64 *sptep)
+
+static __always_inline int on_mark_mmio_spte(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_MMIO_SPTES_CREATED]++;
+	if (s->st.pending) {
+		close_fault(s, ret_pf_emulate, bpf_ktime_get_ns());
+		s->st.walked = 0;
+	}
+	return 0;
+}
+TP_PAIR(mark_mmio_spte, on_mark_mmio_spte(), u64 *sptep, gfn_t gfn, u64 spte)
+
+static __always_inline int on_mmio_page_fault(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s)
+		s->counters[KVMMMU_MMIO_FAULTS]++;
+	return 0;
+}
+TP_PAIR(handle_mmio_page_fault, on_mmio_page_fault(), u64 addr, gfn_t gfn, unsigned access)
+
+static __always_inline int on_tdp_spte_changed(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_TDP_SPTE_CHANGES]++;
+	s->st.tdp_changes++;
+	return 0;
+}
+TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(), int as_id, gfn_t gfn, int level,
+	u64 old_spte, u64 new_spte)
+
+/*
+ * fast_page_fault() returns RET_PF_INVALID ("take the slow path"), FIXED or
+ * SPURIOUS; only the last two end the fault (counted in pf_fast).
+ */
+static __always_inline int on_fast_page_fault(int ret)
+{
+	struct kvmmmu_thread_stats *s = thread();
+	__u64 now;
+
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_FAST_PF_CALLS]++;
+	if (ret == ret_pf_invalid)
+		return 0;
+	now = bpf_ktime_get_ns();
+	s->counters[KVMMMU_PATH_FAST]++;
+	s->st.fast_resolved = 1;
+	if (s->st.handler_ts)
+		hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.handler_ts);
+	if (!func_mode) {
+		s->counters[KVMMMU_FAULTS]++;
+		count_ret(s, ret);
+	}
+	return 0;
+}
+TP_PAIR(fast_page_fault, on_fast_page_fault(ret), struct kvm_vcpu *vcpu,
+	struct kvm_page_fault *fault, u64 *sptep, u64 old_spte, int ret)
+
+static __always_inline int on_kvm_page_fault(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s)
+		s->counters[KVMMMU_PF_EXITS]++;
+	return 0;
+}
+/* Arguments differ across kernels (6.1 added vcpu); the body reads none. */
+SEC("tp_btf/kvm_page_fault")
+int kvm_page_fault_btf(u64 *ctx)
+{
+	return on_kvm_page_fault();
+}
+SEC("raw_tp/kvm_page_fault")
+int kvm_page_fault_raw(u64 *ctx)
+{
+	return on_kvm_page_fault();
+}
+
+/* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */
+
+static __always_inline int on_fault_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	s->st.fault_ts = bpf_ktime_get_ns();
+	s->st.in_fault = 1;
+	s->st.fast_resolved = 0;
+	s->st.direct = 0;
+	return 0;
+}
+
+static __always_inline int on_fault_exit(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s || !s->st.in_fault)
+		return 0;
+	if (s->st.fault_ts)
+		hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
+	s->st.in_fault = 0;
+	s->st.fault_ts = 0;
+	return 0;
+}
+
+static __always_inline int on_handler_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	s->st.handler_ts = bpf_ktime_get_ns();
+	s->st.fast_resolved = 0;
+	s->st.direct = 0;
+	return 0;
+}
+
+/*
+ * The outer handler (kvm_tdp_page_fault or paging64_page_fault) ends the
+ * fault: its return value is the RET_PF_* outcome. Faults outside
+ * kvm_mmu_page_fault (prefetch, async-PF completion, KVM_PRE_FAULT_MEMORY)
+ * are not counted, as KVM's pf_taken does not count them.
+ */
+static __always_inline int on_handler_exit(long ret, bool shadow)
+{
+	struct kvmmmu_thread_stats *s = thread();
+	__u64 now;
+
+	if (!s || !s->st.handler_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (s->st.in_fault) {
+		s->counters[KVMMMU_FAULTS]++;
+		count_ret(s, (int)ret);
+		if (!s->st.fast_resolved) {
+			hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
+			if (shadow)
+				s->counters[KVMMMU_PATH_SHADOW]++;
+			else if (s->st.direct)
+				s->counters[KVMMMU_PATH_DIRECT]++;
+			else
+				s->counters[KVMMMU_PATH_TDP_MMU]++;
+		}
+	}
+	s->st.handler_ts = 0;
+	return 0;
+}
+
+static __always_inline int on_direct_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s)
+		s->st.direct = 1;
+	return 0;
+}
+
+static __always_inline int on_memslot_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s)
+		s->st.memslot_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_memslot_exit(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	if (!s->st.in_fault) {
+		s->counters[KVMMMU_MEMSLOT_OTHER]++;
+		return 0;
+	}
+	s->counters[KVMMMU_MEMSLOT_LOOKUPS]++;
+	if (s->st.memslot_ts)
+		hist_add(&s->hist[KVMMMU_HIST_MEMSLOT], bpf_ktime_get_ns() - s->st.memslot_ts);
+	s->st.memslot_ts = 0;
+	return 0;
+}
+
+SEC("fentry/kvm_mmu_page_fault")
+int BPF_PROG(kvm_mmu_page_fault_fentry)
+{
+	return on_fault_entry();
+}
+SEC("fexit/kvm_mmu_page_fault")
+int BPF_PROG(kvm_mmu_page_fault_fexit)
+{
+	return on_fault_exit();
+}
+SEC("kprobe/kvm_mmu_page_fault")
+int BPF_KPROBE(kvm_mmu_page_fault_kprobe)
+{
+	return on_fault_entry();
+}
+SEC("kretprobe/kvm_mmu_page_fault")
+int BPF_KRETPROBE(kvm_mmu_page_fault_kretprobe)
+{
+	return on_fault_exit();
+}
+
+SEC("fentry/kvm_tdp_page_fault")
+int BPF_PROG(kvm_tdp_page_fault_fentry)
+{
+	return on_handler_entry();
+}
+SEC("fexit/kvm_tdp_page_fault")
+int BPF_PROG(kvm_tdp_page_fault_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault,
+	     int ret)
+{
+	return on_handler_exit(ret, false);
+}
+SEC("kprobe/kvm_tdp_page_fault")
+int BPF_KPROBE(kvm_tdp_page_fault_kprobe)
+{
+	return on_handler_entry();
+}
+SEC("kretprobe/kvm_tdp_page_fault")
+int BPF_KRETPROBE(kvm_tdp_page_fault_kretprobe, int ret)
+{
+	return on_handler_exit(ret, false);
+}
+
+SEC("fentry/paging64_page_fault")
+int BPF_PROG(paging64_page_fault_fentry)
+{
+	return on_handler_entry();
+}
+SEC("fexit/paging64_page_fault")
+int BPF_PROG(paging64_page_fault_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault,
+	     int ret)
+{
+	return on_handler_exit(ret, true);
+}
+SEC("kprobe/paging64_page_fault")
+int BPF_KPROBE(paging64_page_fault_kprobe)
+{
+	return on_handler_entry();
+}
+SEC("kretprobe/paging64_page_fault")
+int BPF_KRETPROBE(paging64_page_fault_kretprobe, int ret)
+{
+	return on_handler_exit(ret, true);
+}
+
+SEC("fentry/direct_page_fault")
+int BPF_PROG(direct_page_fault_fentry)
+{
+	return on_direct_entry();
+}
+SEC("kprobe/direct_page_fault")
+int BPF_KPROBE(direct_page_fault_kprobe)
+{
+	return on_direct_entry();
+}
+
+SEC("fentry/kvm_vcpu_gfn_to_memslot")
+int BPF_PROG(kvm_vcpu_gfn_to_memslot_fentry)
+{
+	return on_memslot_entry();
+}
+SEC("fexit/kvm_vcpu_gfn_to_memslot")
+int BPF_PROG(kvm_vcpu_gfn_to_memslot_fexit)
+{
+	return on_memslot_exit();
+}
+SEC("kprobe/kvm_vcpu_gfn_to_memslot")
+int BPF_KPROBE(kvm_vcpu_gfn_to_memslot_kprobe)
+{
+	return on_memslot_entry();
+}
+SEC("kretprobe/kvm_vcpu_gfn_to_memslot")
+int BPF_KRETPROBE(kvm_vcpu_gfn_to_memslot_kretprobe)
+{
+	return on_memslot_exit();
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kernel types kvmmmu's BPF programs read, declared with only the
+ * members we use. preserve_access_index makes every access a CO-RE
+ * relocation, resolved at load time against the running kernel's BTF
+ * (vmlinux, or the kvm module's BTF when KVM is a module), so the build
+ * never reads the build host's kernel and member offsets are never assumed.
+ * scripts/check-core-types.sh checks every member below against a kernel.
+ */
+#ifndef KVMMMU_CORE_H
+#define KVMMMU_CORE_H
+/* This header stands in for vmlinux.h: bpf_tracing.h then uses kernel pt_regs names. */
+#define __VMLINUX_H__
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __s32 s32;
+typedef __u64 u64;
+typedef __s64 s64;
+typedef _Bool bool;
+typedef u64 gpa_t;
+typedef u64 gfn_t;
+#define true 1
+#define false 0
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+/* What bpf_tracing.h's PT_REGS_PARM*() and PT_REGS_RC() read on x86. */
+struct pt_regs {
+	unsigned long di;
+	unsigned long si;
+	unsigned long dx;
+	unsigned long cx;
+	unsigned long r8;
+	unsigned long r9;
+	unsigned long ax;
+	unsigned long sp;
+	unsigned long ip;
+};
+
+struct mm_struct;
+
+struct hlist_node {
+	struct hlist_node *next;
+};
+
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+struct task_struct {
+	int pid;
+	int tgid;
+	struct mm_struct *mm;
+	struct hlist_head preempt_notifiers;
+};
+
+struct kvm {
+	struct mm_struct *mm;
+};
+
+struct preempt_notifier {
+	struct hlist_node link;
+};
+
+struct kvm_vcpu {
+	struct kvm *kvm;
+	struct preempt_notifier preempt_notifier;
+	int vcpu_id;
+};
+
+struct kvm_page_fault {
+	gpa_t addr;
+	bool prefetch;
+	bool write;
+	gfn_t gfn;
+};
+
+#pragma clang attribute pop
+
+#endif

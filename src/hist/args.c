@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "log.h"
+#include "parse.h"
+#include "sysinfo.h"
+
+enum {
+	OPT_PER_VCPU = 1000,
+	OPT_METRIC,
+	OPT_CSV,
+	OPT_LABEL,
+	OPT_PROBE_MODE,
+	OPT_WAIT,
+	OPT_ATTRIBUTION,
+	OPT_VCPU,
+};
+
+const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
+const char *argp_program_bug_address = "https://github.com/kvmmmu/kvmmmu/issues";
+
+static const char doc[] =
+	"Summarize KVM MMU page faults per VM and vCPU: outcomes (RET_PF_*), paths and "
+	"latency histograms.\n"
+	"\n"
+	"USAGE: kvmmmu-hist [-p PID|NAME]... [--vcpu N] [--per-vcpu] [-m|-u] [-T] "
+	"[--metric LIST] [--csv FILE|-] [--label TEXT] [interval [count]] [-d SECS] "
+	"[-- COMMAND ARGS...]\n"
+	"\v"
+	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, memslot, events, "
+	"fault_ns, fast_path_ns, slow_path_ns, walk_ns, memslot_ns, walk_to_spte_ns. "
+	"walk_ns is off by default: it costs one more event per guest page-table level.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    kvmmmu-hist                      # all VMs, until Ctrl-C\n"
+	"    kvmmmu-hist --pid qemu 5         # VMs whose name matches 'qemu', every 5 s\n"
+	"    kvmmmu-hist -p 1234 --per-vcpu   # one VM, per vCPU\n"
+	"    kvmmmu-hist -u --csv run.csv -- kvmmmu-load --vcpus 2\n"
+	"    kvmmmu-hist --probe-mode tracepoint -d 10\n";
+
+static const struct argp_option options[] = {
+	{"pid", 'p', "PID|NAME", 0, "Trace this process (PID, or name matched like pgrep); repeatable", 0},
+	{"wait", OPT_WAIT, NULL, 0, "Keep waiting when no process matches -p yet", 0},
+	{"vcpu", OPT_VCPU, "N", 0, "Show only vCPU N", 0},
+	{"per-vcpu", OPT_PER_VCPU, NULL, 0, "Show every vCPU, not only the VM totals", 0},
+	{"milliseconds", 'm', NULL, 0, "Histograms in milliseconds", 0},
+	{"microseconds", 'u', NULL, 0, "Histograms in microseconds", 0},
+	{"timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0},
+	{"metric", OPT_METRIC, "LIST", 0, "Sections to show (see METRICS)", 0},
+	{"csv", OPT_CSV, "FILE", 0, "Also write kvmmmu CSV v1 to FILE ('-' for stdout)", 0},
+	{"label", OPT_LABEL, "TEXT", 0, "Label recorded in the CSV metadata", 0},
+	{"duration", 'd', "SECS", 0, "Trace for SECS seconds", 0},
+	{"probe-mode", OPT_PROBE_MODE, "MODE", 0, "auto (default), fentry, kprobe or tracepoint", 0},
+	{"attribution", OPT_ATTRIBUTION, "HOW", 0,
+	 "How threads map to vCPUs: auto (BPF, then /proc) or proc", 0},
+	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
+	{},
+};
+
+#define usage_error(state, fmt, ...)                                                               \
+	do {                                                                                       \
+		elog(fmt, ##__VA_ARGS__);                                                          \
+		exit(2);                                                                           \
+	} while (0)
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct hist_env *env = state->input;
+	uint64_t v;
+	const char *bad;
+	int err;
+
+	switch (key) {
+	case 'p':
+		if (env->n_specs == MAX_SPECS)
+			usage_error(state, "too many -p options (at most %d)", MAX_SPECS);
+		err = proc_spec_init(&env->specs[env->n_specs], arg);
+		if (err)
+			usage_error(state, "-p '%s': not a PID nor a valid name pattern", arg);
+		env->n_specs++;
+		break;
+	case OPT_WAIT:
+		env->wait = true;
+		break;
+	case OPT_VCPU:
+		if (parse_u64_range(arg, 0, 4095, &v))
+			usage_error(state, "--vcpu '%s': expected a vCPU id from 0 to 4095", arg);
+		env->vcpu = (int)v;
+		break;
+	case OPT_PER_VCPU:
+		env->per_vcpu = true;
+		break;
+	case 'm':
+		env->unit_ns = 1e6;
+		env->unit = "msecs";
+		break;
+	case 'u':
+		env->unit_ns = 1e3;
+		env->unit = "usecs";
+		break;
+	case 'T':
+		env->timestamp = true;
+		break;
+	case OPT_METRIC:
+		if (render_parse_metrics(arg, env->show, &bad))
+			usage_error(state, "--metric: unknown metric '%s' (see --help)", bad);
+		break;
+	case OPT_CSV:
+		env->csv_path = arg;
+		break;
+	case OPT_LABEL:
+		env->label = arg;
+		break;
+	case 'd':
+		if (parse_seconds(arg, &env->duration))
+			usage_error(state, "-d '%s': expected a positive number of seconds", arg);
+		break;
+	case OPT_PROBE_MODE:
+		if (probe_mode_parse(arg, &env->mode))
+			usage_error(state, "--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
+				    arg);
+		break;
+	case OPT_ATTRIBUTION:
+		if (!strcmp(arg, "auto"))
+			env->attribution = ATTRIBUTE_AUTO;
+		else if (!strcmp(arg, "proc"))
+			env->attribution = ATTRIBUTE_PROC;
+		else
+			usage_error(state, "--attribution '%s': expected auto or proc", arg);
+		break;
+	case 'v':
+		env->verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		if (state->arg_num == 0) {
+			if (parse_seconds(arg, &env->interval))
+				usage_error(state, "interval '%s': expected a positive number of seconds",
+					    arg);
+		} else if (state->arg_num == 1) {
+			if (parse_u64_range(arg, 1, 1000000000, &v))
+				usage_error(state, "count '%s': expected a positive integer", arg);
+			env->count = (long)v;
+		} else {
+			usage_error(state, "unexpected argument '%s' (a command goes after --)", arg);
+		}
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int hist_parse_args(int argc, char **argv, struct hist_env *env)
+{
+	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
+	int end = argc, err;
+
+	env->vcpu = -1;
+	env->unit_ns = 1;
+	env->unit = "nsecs";
+	render_parse_metrics("outcomes,paths,memslot,fault_ns,fast_path_ns,slow_path_ns,"
+			     "memslot_ns,walk_to_spte_ns",
+			     env->show, &(const char *){NULL});
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--")) {
+			end = i;
+			if (i + 1 == argc) {
+				elog("nothing after '--': expected a command");
+				exit(2);
+			}
+			env->command = &argv[i + 1];
+			break;
+		}
+	}
+	env->command_line = sysinfo_join_argv(argc, argv);
+	err = argp_parse(&argp, end, argv, ARGP_IN_ORDER, NULL, env);
+	if (err)
+		exit(2);
+	return 0;
+}

@@ -1,0 +1,362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvmmmu-hist: KVM MMU fault outcomes, paths and latency histograms per VM
+ * and vCPU, from BPF, until Ctrl-C, -d, a count of intervals, or the end of
+ * a command run under it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "collector.h"
+#include "csv.h"
+#include "log.h"
+#include "procs.h"
+#include "render.h"
+#include "sysinfo.h"
+#include "vcpu_map.h"
+
+const char *log_prog = "kvmmmu-hist";
+bool log_verbose;
+
+#define TICK_NS 100000000L    /* how often to look for new VMs and vCPU threads */
+#define MAX_TRACED 1024
+
+static volatile sig_atomic_t exiting;
+
+struct hist_run {
+	struct hist_env env;
+	struct collector c;
+	struct render_opts ro;
+	struct csv_writer csv;
+	bool csv_open;
+	int traced[MAX_TRACED];
+	size_t n_traced;
+	pid_t child;
+	int child_status;
+	int release_fd; /* the child execs once we write to it */
+};
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exiting = 1;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !log_verbose)
+		return 0;
+	if (!log_verbose)
+		return 0; /* the collector explains failures itself, in one line */
+	return vfprintf(stderr, fmt, args);
+}
+
+static bool is_traced(const struct hist_run *r, int pid)
+{
+	for (size_t i = 0; i < r->n_traced; i++)
+		if (r->traced[i] == pid)
+			return true;
+	return false;
+}
+
+static int trace_pid(struct hist_run *r, int pid)
+{
+	int err;
+
+	if (is_traced(r, pid) || r->n_traced == MAX_TRACED)
+		return 0;
+	err = collector_trace_pid(&r->c, pid);
+	if (err)
+		return err;
+	r->traced[r->n_traced++] = pid;
+	return 0;
+}
+
+/* Adds processes that match -p now; returns how many match in all. */
+static int find_targets(struct hist_run *r)
+{
+	int pids[MAX_TRACED], n;
+
+	if (!r->env.n_specs)
+		return 0;
+	n = procs_find("/proc", r->env.specs, (size_t)r->env.n_specs, getpid(), pids, MAX_TRACED);
+	for (int i = 0; i < n; i++)
+		trace_pid(r, pids[i]);
+	return n;
+}
+
+/* Forks COMMAND, held until release() so that its pid is traced before it runs. */
+static int start_command(struct hist_run *r)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	r->child = fork();
+	if (r->child < 0)
+		return -errno;
+	if (!r->child) {
+		char go;
+
+		close(p[1]);
+		if (read(p[0], &go, 1) != 1)
+			_exit(127);
+		execvp(r->env.command[0], r->env.command);
+		fprintf(stderr, "kvmmmu-hist: cannot run '%s': %s\n", r->env.command[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	r->release_fd = p[1];
+	return trace_pid(r, r->child);
+}
+
+static void release_command(struct hist_run *r)
+{
+	if (r->release_fd > 0) {
+		if (write(r->release_fd, "g", 1) != 1)
+			elog("cannot start the command: %s", strerror(errno));
+		close(r->release_fd);
+		r->release_fd = -1;
+	}
+}
+
+static bool command_done(struct hist_run *r)
+{
+	if (r->child <= 0)
+		return false;
+	if (waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
+		r->child = 0;
+		return true;
+	}
+	return false;
+}
+
+static void print_timestamp(void)
+{
+	char buf[16];
+	time_t t = time(NULL);
+	struct tm tm;
+
+	strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&t, &tm));
+	printf("\n%-8s\n", buf);
+}
+
+/* Prints and exports one report: DELTA for text, TOTAL for CSV (cumulative, like counters). */
+static int report(struct hist_run *r, struct model *prev, bool final)
+{
+	struct model total = {}, delta = {};
+	int err;
+
+	for (size_t i = 0; i < r->n_traced; i++)
+		collector_scan_vcpus(&r->c, r->traced[i]);
+	err = collector_read(&r->c, &total, final);
+	if (err)
+		return err;
+	if (!final && prev) {
+		err = model_delta(&delta, &total, prev);
+		if (err)
+			goto out;
+	}
+	if (r->env.timestamp)
+		print_timestamp();
+	render_text(stdout, final || !prev ? &total : &delta, &r->ro);
+	fflush(stdout);
+	if (r->csv_open) {
+		err = render_csv(&r->csv, &total, &r->ro, sysinfo_now());
+		if (err)
+			elog("cannot write the CSV file: %s", strerror(-err));
+	}
+	if (prev) {
+		model_free(prev);
+		model_copy(prev, &total);
+	}
+out:
+	model_free(&delta);
+	model_free(&total);
+	return err;
+}
+
+/* --vcpu N must name a vCPU of a traced VM: checked against their kvm-vcpu fds. */
+static int check_vcpu(struct hist_run *r, const struct model *final)
+{
+	if (r->env.vcpu < 0)
+		return 0;
+	for (size_t i = 0; i < r->n_traced; i++) {
+		int ids[512], n = vcpu_fds("/proc", r->traced[i], ids, 512);
+
+		for (int k = 0; k < n; k++)
+			if (ids[k] == r->env.vcpu)
+				return 0;
+	}
+	for (size_t i = 0; final && i < final->n_vms; i++)
+		for (size_t k = 0; k < final->vms[i].n_rows; k++)
+			if (final->vms[i].rows[k].vcpu == r->env.vcpu)
+				return 0;
+	return -ENOENT;
+}
+
+static int run(struct hist_run *r)
+{
+	const double start = sysinfo_monotonic();
+	double next_report = start + r->env.interval;
+	struct model prev = {};
+	long reports = 0;
+	int err = 0;
+
+	while (!exiting) {
+		struct timespec tick = {0, TICK_NS};
+		double now;
+
+		nanosleep(&tick, NULL);
+		now = sysinfo_monotonic();
+		if (r->env.n_specs)
+			find_targets(r);
+		if (command_done(r))
+			break;
+		if (r->env.duration && now - start >= r->env.duration)
+			break;
+		if (r->env.interval && now >= next_report) {
+			err = report(r, &prev, false);
+			if (err)
+				break;
+			next_report += r->env.interval;
+			if (r->env.count && ++reports >= r->env.count)
+				break;
+		}
+	}
+	model_free(&prev);
+	return err;
+}
+
+static int setup(struct hist_run *r)
+{
+	struct collector_opts copts = {
+		.mode = r->env.mode,
+		.attribution = r->env.attribution,
+		.filter_pids = r->env.n_specs > 0 || r->env.command,
+		.walk_hist = r->env.show[SECTION_HIST0 + KVMMMU_HIST_WALK],
+	};
+	int err, matched = 0;
+
+	if (r->env.n_specs) {
+		int pids[MAX_TRACED];
+
+		matched = procs_find("/proc", r->env.specs, (size_t)r->env.n_specs, getpid(), pids,
+				     MAX_TRACED);
+		if (!matched && !r->env.wait) {
+			elog("no process matches -p %s%s (use --wait to wait for it)",
+			     r->env.specs[0].text, r->env.n_specs > 1 ? " ..." : "");
+			return -ESRCH;
+		}
+	}
+	if (r->env.csv_path) {
+		const struct csv_meta meta = {.tool = "kvmmmu-hist",
+					      .label = r->env.label,
+					      .command_line = r->env.command_line};
+
+		err = csv_writer_open(&r->csv, r->env.csv_path, &meta);
+		if (err) {
+			elog("cannot write '%s': %s", r->env.csv_path, strerror(-err));
+			return err;
+		}
+		r->csv_open = true;
+	}
+	err = collector_open(&r->c, &copts);
+	if (err)
+		return err;
+	r->ro.c = &r->c;
+	if (r->env.command) {
+		err = start_command(r);
+		if (err) {
+			elog("cannot start '%s': %s", r->env.command[0], strerror(-err));
+			return err;
+		}
+	}
+	find_targets(r);
+	if (r->env.vcpu >= 0 && r->n_traced && !r->env.command && check_vcpu(r, NULL)) {
+		elog("vCPU %d does not exist in the traced VMs", r->env.vcpu);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct hist_run r;
+	struct model final = {};
+	int err;
+
+	setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
+	hist_parse_args(argc, argv, &r.env);
+	log_verbose = r.env.verbose;
+	libbpf_set_print(libbpf_print);
+	r.ro = (struct render_opts){
+		.per_vcpu = r.env.per_vcpu,
+		.only_vcpu = r.env.vcpu,
+		.unit_ns = r.env.unit_ns,
+		.unit = r.env.unit,
+	};
+	memcpy(r.ro.show, r.env.show, sizeof(r.ro.show));
+	r.release_fd = -1;
+	if (geteuid() != 0)
+		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
+
+	err = setup(&r);
+	if (err)
+		goto cleanup;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	printf("Tracing KVM MMU faults");
+	if (r.env.command)
+		printf(" of '%s'", r.env.command[0]);
+	else if (r.env.n_specs)
+		printf(" of %zu process(es) matching -p", r.n_traced);
+	printf("... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
+	render_probe_header(stdout, &r.ro);
+	release_command(&r);
+
+	err = run(&r);
+	if (r.child > 0) {
+		/* Ctrl-C or -d ended tracing first: stop the command as perf stat does. */
+		kill(r.child, SIGTERM);
+		waitpid(r.child, &r.child_status, 0);
+		r.child = 0;
+	}
+	if (!err) {
+		printf("\n%s\n", r.env.interval ? "Summary (whole run):" : "Summary:");
+		err = report(&r, NULL, true);
+	}
+	if (!err && r.env.vcpu >= 0) {
+		collector_read(&r.c, &final, true);
+		if (check_vcpu(&r, &final)) {
+			elog("vCPU %d does not exist in the traced VMs", r.env.vcpu);
+			err = -ENOENT;
+		}
+		model_free(&final);
+	}
+	if (!err && r.env.command && WIFEXITED(r.child_status) && WEXITSTATUS(r.child_status)) {
+		elog("'%s' exited with status %d", r.env.command[0], WEXITSTATUS(r.child_status));
+		err = -ECHILD;
+	}
+cleanup:
+	if (r.csv_open && csv_writer_close(&r.csv) && !err) {
+		elog("cannot write '%s': %s", r.env.csv_path, strerror(EIO));
+		err = -EIO;
+	}
+	collector_close(&r.c);
+	for (int i = 0; i < r.env.n_specs; i++)
+		proc_spec_free(&r.env.specs[i]);
+	free(r.env.command_line);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kvmmmu-load: a small VMM that generates a known KVM MMU fault load, in the
+ * manner of the KVM selftests' dirty_log_perf_test.
+ */
+#ifndef KVMMMU_LOAD_H
+#define KVMMMU_LOAD_H
+
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "csv.h"
+#include "kvm_stats.h"
+
+#define LOAD_PAGE_SIZE 4096ULL
+#define LOAD_MAX_VCPUS 1024 /* a sanity bound below any KVM_CAP_MAX_VCPUS */
+#define LOAD_PORT 0x4b4d    /* guest "out" to this port means "pass done" */
+
+/*
+ * Guest physical layout: slot 0 at GPA 0 holds the GDT, TSS, code and page
+ * tables; slot 1 holds only the test memory, so that dirty logging (which is
+ * enabled on slot 1 alone) covers exactly the pages the guest writes.
+ */
+#define SYS_SLOT 0
+#define TEST_SLOT 1
+#define TEST_GPA (4ULL << 30)
+
+#define EXIT_USAGE 2
+
+struct load_opts {
+	unsigned int vcpus;
+	uint64_t mem;		  /* bytes per vCPU */
+	unsigned int passes;	  /* write passes without dirty logging, populate included */
+	unsigned int dirty_iters; /* 0: no dirty logging */
+	double duration;	  /* seconds, 0: not timed */
+	bool thp;
+	const char *csv_path;
+	const char *label;
+};
+
+struct vm;
+
+struct vcpu {
+	struct vm *vm;
+	int id;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	bool started;
+	uint64_t gpa;	/* first GPA of this vCPU's region */
+	uint64_t pages; /* 4 KiB pages in the region */
+	struct kvm_stats stats;
+	bool have_stats;
+};
+
+struct vm {
+	int kvm_fd;
+	int fd;
+	size_t run_size;
+	void *sys_mem;
+	uint64_t sys_size;
+	void *test_map; /* mmap()ed block, larger than test_mem for 2 MiB alignment */
+	size_t test_map_len;
+	void *test_mem;
+	uint64_t test_size;
+	uint32_t test_flags; /* KVM_MEM_* flags currently set on TEST_SLOT */
+	bool manual_protect; /* KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE is on */
+	uint64_t *dirty_bitmap;
+	unsigned int nr_vcpus;
+	struct vcpu *vcpus;
+	struct kvm_stats stats;
+	bool have_stats;
+};
+
+/* main.c: where human-readable output goes (stderr when the CSV is on stdout). */
+extern FILE *load_out;
+
+/* args.c: 0 to run, 1 when --help or --version was served, -1 on a usage error (reported). */
+int load_parse_args(int argc, char **argv, struct load_opts *o);
+
+/* vm.c */
+int kvm_open_dev(void);
+int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o);
+int vm_set_test_flags(struct vm *vm, uint32_t flags);
+void vm_destroy(struct vm *vm);
+
+/* guest.c */
+uint64_t guest_sys_size(unsigned int nr_vcpus, uint64_t test_gpa, uint64_t test_size);
+void guest_build_memory(struct vm *vm);
+struct kvm_cpuid2 *guest_supported_cpuid(int kvm_fd);
+int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
+void guest_dump_vcpu(FILE *f, const struct vcpu *v);
+
+/* dirty_log.c */
+int dirty_log_setup(struct vm *vm);
+int dirty_log_enable(struct vm *vm);
+int dirty_log_disable(struct vm *vm);
+int dirty_log_get(struct vm *vm, uint64_t *dirty_pages);
+int dirty_log_clear(struct vm *vm);
+
+/* run.c */
+enum pass_result {
+	PASS_DONE,
+	PASS_STOPPED, /* SIGINT or SIGTERM */
+	PASS_FAILED,  /* a vCPU hit an error, already reported */
+};
+
+int run_install_signals(void);
+bool run_stop_requested(void);
+int run_start(struct vm *vm);
+enum pass_result run_pass(struct vm *vm);
+void run_stop(struct vm *vm);
+
+/* report.c */
+void report_open(struct csv_writer *csv);
+void report_time(const char *what, const char *metric, double secs);
+void report_count(const char *what, const char *metric, uint64_t value);
+uint64_t report_vcpu_stat_sum(struct vm *vm, const char *name);
+void report_kvm_stats(struct vm *vm);
+const char *report_size(char *buf, size_t len, uint64_t bytes);
+
+#endif

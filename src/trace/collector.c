@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "faults.skel.h"
+#include "ksyms.h"
+#include "log.h"
+#include "procs.h"
+#include "tracefs.h"
+
+/* Tracepoints, in the order the header line lists them. */
+static const struct {
+	const char *group, *event;
+	bool optional;
+} tracepoints[] = {
+	{"kvmmmu", "kvm_mmu_pagetable_walk", false},
+	{"kvmmmu", "kvm_mmu_walker_error", false},
+	{"kvmmmu", "kvm_mmu_spte_requested", false},
+	{"kvmmmu", "kvm_mmu_set_spte", false},
+	{"kvmmmu", "fast_page_fault", false},
+	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false},
+	{"kvmmmu", "handle_mmio_page_fault", false},
+	{"kvmmmu", "mark_mmio_spte", false},
+	{"kvmmmu", "kvm_mmu_paging_element", true},
+	{"kvm", "kvm_page_fault", false},
+};
+
+/* Function probes; "exit" ones also need a return probe. */
+static const struct {
+	const char *func;
+	bool has_exit;
+	bool defines_outcome; /* needed for function-probe outcomes */
+} functions[] = {
+	{"kvm_mmu_page_fault", true, true},
+	{"kvm_tdp_page_fault", true, true},
+	{"paging64_page_fault", true, true},
+	{"direct_page_fault", false, false},
+	{"kvm_vcpu_gfn_to_memslot", true, false},
+};
+
+#define N_TP (sizeof(tracepoints) / sizeof(tracepoints[0]))
+#define N_FUNC (sizeof(functions) / sizeof(functions[0]))
+
+const char *attach_kind_str(enum attach_kind k)
+{
+	static const char *const names[] = {"unavailable", "fentry", "kprobe", "tp_btf",
+					    "raw_tp"};
+	return names[k];
+}
+
+int probe_mode_parse(const char *s, enum probe_mode *mode)
+{
+	static const char *const names[] = {"auto", "fentry", "kprobe", "tracepoint"};
+
+	for (int i = 0; i < 4; i++) {
+		if (!strcmp(s, names[i])) {
+			*mode = (enum probe_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static struct bpf_program *prog(struct collector *c, const char *name, const char *suffix)
+{
+	char full[96];
+
+	snprintf(full, sizeof(full), "%s_%s", name, suffix);
+	return bpf_object__find_program_by_name(c->skel->obj, full);
+}
+
+static void set_autoload(struct collector *c, const char *name, const char *suffix, bool on)
+{
+	struct bpf_program *p = prog(c, name, suffix);
+
+	if (p)
+		bpf_program__set_autoload(p, on);
+}
+
+/*
+ * Loads and attaches a do-nothing fentry program: BTF and kallsyms say a
+ * function could be traced, only the kernel says whether it may (lockdown,
+ * BPF LSMs and missing trampolines all refuse here).
+ */
+static int try_fentry(struct collector *c, const char *func, char *why, size_t len)
+{
+	const struct bpf_insn insns[] = {
+		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+		{.code = BPF_JMP | BPF_EXIT},
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
+	int btf_id, mod_fd = -1, fd, link;
+	bool in_module;
+
+	if (!kernel_btf_find_func(&c->kb, func, &btf_id, &in_module)) {
+		snprintf(why, len, "fentry: no BTF FUNC record");
+		return -ENOENT;
+	}
+	if (in_module) {
+		mod_fd = kernel_btf_module_fd("kvm");
+		if (mod_fd < 0) {
+			snprintf(why, len, "fentry: kvm module BTF not loadable: %s",
+				 strerror(-mod_fd));
+			return mod_fd;
+		}
+		opts.attach_btf_obj_fd = mod_fd;
+	}
+	opts.attach_btf_id = btf_id;
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "kvmmmu_try", "GPL", insns, 2, &opts);
+	if (fd < 0) {
+		int err = -errno;
+
+		snprintf(why, len, "fentry: load refused: %s%s", strerror(-err),
+			 err == -EPERM ? " (lockdown or a BPF LSM)" : "");
+		if (mod_fd >= 0)
+			close(mod_fd);
+		return err;
+	}
+	link = bpf_raw_tracepoint_open(NULL, fd);
+	if (link < 0) {
+		int err = -errno;
+
+		snprintf(why, len, "fentry: attach refused: %s", strerror(-err));
+		close(fd);
+		if (mod_fd >= 0)
+			close(mod_fd);
+		return err;
+	}
+	close(link);
+	close(fd);
+	if (mod_fd >= 0)
+		close(mod_fd);
+	return 0;
+}
+
+static bool kprobe_pmu_present(void)
+{
+	return access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
+}
+
+/* Picks fentry, kprobe or nothing for one function, writing the reasons for what is not used. */
+static enum attach_kind choose_function(struct collector *c, const char *func, char *why,
+					size_t len)
+{
+	enum ksym_state ks = ksym_lookup(NULL, func);
+	char fentry_why[160] = "";
+
+	if (ks != KSYM_PRESENT) {
+		snprintf(why, len, "%s", ksym_state_str(ks));
+		return ATTACH_NONE;
+	}
+	if (c->opts.mode == PROBE_MODE_AUTO || c->opts.mode == PROBE_MODE_FENTRY) {
+		if (!try_fentry(c, func, fentry_why, sizeof(fentry_why)))
+			return ATTACH_FENTRY;
+		if (c->opts.mode == PROBE_MODE_FENTRY) {
+			snprintf(why, len, "%s", fentry_why);
+			return ATTACH_NONE;
+		}
+	}
+	if (!kprobe_pmu_present()) {
+		snprintf(why, len, "%s%skprobe: no kprobe PMU in this kernel", fentry_why,
+			 *fentry_why ? "; " : "");
+		return ATTACH_NONE;
+	}
+	return ATTACH_KPROBE;
+}
+
+static int decode_ret_pf(struct collector *c)
+{
+	struct btf *b = kernel_btf_kvm_types(&c->kb);
+	char *fmt;
+	int err = -ENOENT;
+
+	if (b && !ret_pf_from_btf(&c->ret_pf, b))
+		return 0;
+	fmt = tracefs_read_format("kvmmmu", "fast_page_fault");
+	if (fmt) {
+		err = ret_pf_from_format(&c->ret_pf, fmt);
+		free(fmt);
+	}
+	return err;
+}
+
+static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC])
+{
+	bool outcome_funcs = true;
+	struct faults_bpf__rodata *ro = c->skel->rodata;
+
+	c->n_probes = 0;
+	for (size_t i = 0; i < N_FUNC; i++) {
+		struct probe_status *p = &c->probes[c->n_probes++];
+		enum attach_kind k = func_kind[i];
+
+		p->name = functions[i].func;
+		p->wanted = true;
+		p->kind = k;
+		set_autoload(c, p->name, "fentry", k == ATTACH_FENTRY);
+		set_autoload(c, p->name, "fexit", k == ATTACH_FENTRY && functions[i].has_exit);
+		set_autoload(c, p->name, "kprobe", k == ATTACH_KPROBE);
+		set_autoload(c, p->name, "kretprobe", k == ATTACH_KPROBE && functions[i].has_exit);
+		if (functions[i].defines_outcome && k == ATTACH_NONE)
+			outcome_funcs = false;
+	}
+	for (size_t i = 0; i < N_TP; i++) {
+		struct probe_status *p = &c->probes[c->n_probes++];
+		bool btf = kernel_btf_has_tp_btf(&c->kb, tracepoints[i].event);
+
+		p->name = tracepoints[i].event;
+		p->group = tracepoints[i].group;
+		p->optional = tracepoints[i].optional;
+		p->wanted = !p->optional || c->opts.walk_hist;
+		p->kind = !p->wanted ? ATTACH_NONE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
+		if (!p->wanted)
+			snprintf(p->why, sizeof(p->why), "off (costs an event per guest PTE)");
+		set_autoload(c, p->name, "btf", p->kind == ATTACH_TP_BTF);
+		set_autoload(c, p->name, "raw", p->kind == ATTACH_RAW_TP);
+	}
+	c->func_mode = outcome_funcs;
+	ro->func_mode = outcome_funcs;
+	ro->filter_pids = c->opts.filter_pids;
+	ro->ret_pf_invalid = ret_pf_value(&c->ret_pf, "invalid");
+	ro->ret_pf_fixed = ret_pf_value(&c->ret_pf, "fixed");
+	ro->ret_pf_spurious = ret_pf_value(&c->ret_pf, "spurious");
+	ro->ret_pf_emulate = ret_pf_value(&c->ret_pf, "emulate");
+}
+
+static int attach_one(struct collector *c, struct probe_status *p)
+{
+	static const char *const suffixes[] = {"fentry", "fexit", "kprobe", "kretprobe", "btf",
+					       "raw"};
+	int attached = 0;
+
+	for (size_t s = 0; s < sizeof(suffixes) / sizeof(suffixes[0]); s++) {
+		struct bpf_program *bp = prog(c, p->name, suffixes[s]);
+		struct bpf_link *link;
+
+		if (!bp || !bpf_program__autoload(bp))
+			continue;
+		link = bpf_program__attach(bp);
+		if (!link) {
+			int err = -errno;
+
+			snprintf(p->why, sizeof(p->why), "%s: attach failed: %s", suffixes[s],
+				 strerror(-err));
+			return err;
+		}
+		if (c->n_links == COLLECTOR_MAX_LINKS) {
+			bpf_link__destroy(link);
+			return -E2BIG;
+		}
+		c->links[c->n_links++] = link;
+		attached++;
+	}
+	return attached ? 0 : -ENOENT;
+}
+
+static void detach_all(struct collector *c)
+{
+	while (c->n_links)
+		bpf_link__destroy(c->links[--c->n_links]);
+}
+
+int collector_open(struct collector *c, const struct collector_opts *opts)
+{
+	enum attach_kind func_kind[N_FUNC];
+	int err, attempt;
+
+	memset(c, 0, sizeof(*c));
+	c->opts = *opts;
+	err = kernel_btf_load(&c->kb);
+	if (err) {
+		elog("kernel BTF is not available (%s): kvmmmu needs CONFIG_DEBUG_INFO_BTF",
+		     strerror(-err));
+		return err;
+	}
+	err = decode_ret_pf(c);
+	if (err) {
+		elog("cannot decode RET_PF_* values: no RET_PF_ enumerators in BTF and no "
+		     "usable kvmmmu:fast_page_fault format");
+		return err;
+	}
+	for (size_t i = 0; i < N_FUNC; i++) {
+		struct probe_status tmp = {};
+
+		func_kind[i] = opts->mode == PROBE_MODE_TRACEPOINT
+				       ? ATTACH_NONE
+				       : choose_function(c, functions[i].func, tmp.why,
+							 sizeof(tmp.why));
+		snprintf(c->probes[i].why, sizeof(c->probes[i].why), "%s",
+			 opts->mode == PROBE_MODE_TRACEPOINT ? "--probe-mode tracepoint" : tmp.why);
+	}
+
+	/* An attach that fails after load changes what the programs must do: reload without it. */
+	for (attempt = 0; attempt < 1 + (int)N_FUNC; attempt++) {
+		bool retry = false;
+
+		c->skel = faults_bpf__open();
+		if (!c->skel) {
+			err = -errno;
+			elog("cannot open the BPF object: %s", strerror(-err));
+			return err;
+		}
+		plan(c, func_kind);
+		err = faults_bpf__load(c->skel);
+		if (err) {
+			elog("cannot load the BPF programs: %s%s", strerror(-err),
+			     err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)"
+					   : "");
+			faults_bpf__destroy(c->skel);
+			c->skel = NULL;
+			return err;
+		}
+		for (size_t i = 0; i < c->n_probes && !retry; i++) {
+			struct probe_status *p = &c->probes[i];
+
+			if (p->kind == ATTACH_NONE)
+				continue;
+			if (attach_one(c, p)) {
+				p->kind = ATTACH_NONE;
+				if (i < N_FUNC) {
+					func_kind[i] = ATTACH_NONE;
+					retry = true;
+				}
+			}
+		}
+		if (!retry)
+			return 0;
+		detach_all(c);
+		faults_bpf__destroy(c->skel);
+		c->skel = NULL;
+	}
+	return -ELOOP;
+}
+
+int collector_trace_pid(struct collector *c, int pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+	struct kvmmmu_thread_key k, next;
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+
+	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.traced_pids), &key, &one, BPF_ANY))
+		return -errno;
+	/* Threads seen before the pid was added were marked excluded: forget them. */
+	if (bpf_map_get_next_key(fd, NULL, &k))
+		return 0;
+	for (;;) {
+		int more = !bpf_map_get_next_key(fd, &k, &next);
+
+		if (k.tgid == key)
+			bpf_map_delete_elem(fd, &k);
+		if (!more)
+			break;
+		k = next;
+	}
+	return 0;
+}
+
+void collector_scan_vcpus(struct collector *c, int pid)
+{
+	vcpu_map_scan(&c->vcpus, "/proc", pid);
+}
+
+static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
+		       const struct kvmmmu_thread_stats *s, bool final)
+{
+	struct vm_row *vm = model_vm(m, (int)k->tgid);
+	struct vcpu_row *row;
+	struct figures f;
+	int vcpu = -1;
+
+	if (!vm)
+		return;
+	if (!vm->comm[0])
+		proc_comm("/proc", vm->pid, 0, vm->comm, sizeof(vm->comm));
+	if (c->opts.attribution == ATTRIBUTE_AUTO && s->vcpu_id >= 0)
+		vcpu = s->vcpu_id;
+	else
+		vcpu = vcpu_map_lookup(&c->vcpus, (int)k->tgid, (int)k->tid);
+	row = model_row(vm, vcpu, (int)k->tid);
+	if (!row)
+		return;
+	if (!row->comm[0])
+		proc_comm("/proc", vm->pid, (int)k->tid, row->comm, sizeof(row->comm));
+
+	memcpy(f.counters, s->counters, sizeof(f.counters));
+	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
+	memcpy(f.hist, s->hist, sizeof(f.hist));
+	if (final && s->st.pending && !c->func_mode) {
+		int spurious = ret_pf_value(&c->ret_pf, "spurious");
+
+		if (spurious >= 0)
+			f.ret_pf[spurious]++;
+	}
+	figures_add(&row->f, &f);
+	figures_add(&vm->total, &f);
+}
+
+int collector_read(struct collector *c, struct model *m, bool final)
+{
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	struct kvmmmu_thread_key k, next;
+	int err = 0;
+
+	if (!s)
+		return -ENOMEM;
+	m->health = c->skel->bss->health;
+	if (bpf_map_get_next_key(fd, NULL, &k)) {
+		free(s);
+		return 0;
+	}
+	for (;;) {
+		int more = !bpf_map_get_next_key(fd, &k, &next);
+
+		if (!bpf_map_lookup_elem(fd, &k, s) && !s->excluded)
+			add_thread(c, m, &k, s, final);
+		if (!more)
+			break;
+		k = next;
+	}
+	model_sort(m);
+	free(s);
+	return err;
+}
+
+const struct probe_status *collector_probe(const struct collector *c, const char *name)
+{
+	for (size_t i = 0; i < c->n_probes; i++)
+		if (!strcmp(c->probes[i].name, name))
+			return &c->probes[i];
+	return NULL;
+}
+
+static bool attached(const struct collector *c, const char *name)
+{
+	const struct probe_status *p = collector_probe(c, name);
+
+	return p && p->kind != ATTACH_NONE;
+}
+
+bool collector_hist_available(const struct collector *c, int hist, const char **why)
+{
+	switch (hist) {
+	case KVMMMU_HIST_FAULT:
+		*why = "needs kvm_mmu_page_fault (fentry or kprobe)";
+		return attached(c, "kvm_mmu_page_fault");
+	case KVMMMU_HIST_FAST:
+		*why = "needs a page-fault handler probe and the fast_page_fault tracepoint";
+		return attached(c, "fast_page_fault") && (attached(c, "kvm_tdp_page_fault"));
+	case KVMMMU_HIST_SLOW:
+		*why = "needs kvm_tdp_page_fault/paging64_page_fault (fentry or kprobe)";
+		return attached(c, "kvm_tdp_page_fault") || attached(c, "paging64_page_fault");
+	case KVMMMU_HIST_WALK:
+		*why = "off: add walk_ns to --metric (kvm_mmu_paging_element, 4 events a fault)";
+		return attached(c, "kvm_mmu_paging_element") &&
+		       attached(c, "kvm_mmu_pagetable_walk");
+	case KVMMMU_HIST_MEMSLOT:
+		*why = "needs kvm_vcpu_gfn_to_memslot and kvm_mmu_page_fault (fentry or kprobe)";
+		return attached(c, "kvm_vcpu_gfn_to_memslot") && attached(c, "kvm_mmu_page_fault");
+	case KVMMMU_HIST_WALK_TO_SPTE:
+		*why = "needs kvm_mmu_pagetable_walk and kvm_mmu_set_spte";
+		return attached(c, "kvm_mmu_pagetable_walk") && attached(c, "kvm_mmu_set_spte");
+	}
+	*why = "unknown histogram";
+	return false;
+}
+
+void collector_close(struct collector *c)
+{
+	detach_all(c);
+	faults_bpf__destroy(c->skel);
+	ret_pf_free(&c->ret_pf);
+	kernel_btf_free(&c->kb);
+	vcpu_map_free(&c->vcpus);
+	memset(c, 0, sizeof(*c));
+}

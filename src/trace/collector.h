@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The collector: chooses how to attach each probe on this kernel, loads and
+ * attaches bpf/faults.bpf.c, and reads its maps into the model.
+ */
+#ifndef KVMMMU_COLLECTOR_H
+#define KVMMMU_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "kernel_btf.h"
+#include "model.h"
+#include "ret_pf.h"
+#include "vcpu_map.h"
+
+enum probe_mode {
+	PROBE_MODE_AUTO,
+	PROBE_MODE_FENTRY,
+	PROBE_MODE_KPROBE,
+	PROBE_MODE_TRACEPOINT,
+};
+
+enum attach_kind {
+	ATTACH_NONE,
+	ATTACH_FENTRY,
+	ATTACH_KPROBE,
+	ATTACH_TP_BTF,
+	ATTACH_RAW_TP,
+};
+
+/* How threads are tied to vCPUs. */
+enum attribution {
+	ATTRIBUTE_AUTO,	 /* kvm_running_vcpu from BPF, else /proc */
+	ATTRIBUTE_PROC,	 /* /proc only (KVM_RUN sightings, then "CPU N/KVM" names) */
+};
+
+struct probe_status {
+	const char *name; /* function, or tracepoint event name */
+	const char *group; /* "kvmmmu", "kvm", or NULL for functions */
+	bool optional;	  /* off unless asked for (costs events on every fault) */
+	bool wanted;
+	enum attach_kind kind;
+	char why[192]; /* why it is not attached */
+};
+
+#define COLLECTOR_MAX_PROBES 16
+#define COLLECTOR_MAX_LINKS 64
+
+struct collector_opts {
+	enum probe_mode mode;
+	enum attribution attribution;
+	bool filter_pids;
+	bool walk_hist; /* attach kvm_mmu_paging_element for walk_ns */
+};
+
+struct faults_bpf;
+struct bpf_link;
+
+struct collector {
+	struct collector_opts opts;
+	struct faults_bpf *skel;
+	struct kernel_btf kb;
+	struct ret_pf_table ret_pf;
+	struct probe_status probes[COLLECTOR_MAX_PROBES];
+	size_t n_probes;
+	bool func_mode; /* outcomes come from function probes */
+	struct bpf_link *links[COLLECTOR_MAX_LINKS];
+	size_t n_links;
+	struct vcpu_map vcpus;
+};
+
+/* Decodes RET_PF_* (BTF, then tracefs), then chooses, loads and attaches. */
+int collector_open(struct collector *c, const struct collector_opts *opts);
+int collector_trace_pid(struct collector *c, int pid);
+/* Refreshes the /proc vCPU map for PID (cheap; call every tick). */
+void collector_scan_vcpus(struct collector *c, int pid);
+/*
+ * Reads every thread's figures into M (which must be empty). FINAL resolves
+ * faults still waiting for an SPTE as spurious: at the end nothing follows them.
+ */
+int collector_read(struct collector *c, struct model *m, bool final);
+void collector_close(struct collector *c);
+
+const char *attach_kind_str(enum attach_kind k);
+int probe_mode_parse(const char *s, enum probe_mode *mode);
+/* Whether a histogram can be filled with what is attached. */
+bool collector_hist_available(const struct collector *c, int hist, const char **why);
+const struct probe_status *collector_probe(const struct collector *c, const char *name);
+
+#endif

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS] = {
+	[KVMMMU_FAULTS] = "faults",
+	[KVMMMU_PATH_FAST] = "path_fast",
+	[KVMMMU_PATH_TDP_MMU] = "path_tdp_mmu",
+	[KVMMMU_PATH_SHADOW] = "path_shadow",
+	[KVMMMU_PATH_DIRECT] = "path_direct",
+	[KVMMMU_MEMSLOT_LOOKUPS] = "memslot_lookups",
+	[KVMMMU_MEMSLOT_OTHER] = "memslot_lookups_outside_faults",
+	[KVMMMU_GUEST_WALKS] = "guest_walks",
+	[KVMMMU_WALKER_ERRORS] = "walker_errors",
+	[KVMMMU_SPTE_REQUESTED] = "spte_requested",
+	[KVMMMU_SPTES_SET] = "sptes_set",
+	[KVMMMU_SPTES_PREFETCHED] = "sptes_prefetched",
+	[KVMMMU_FAST_PF_CALLS] = "fast_page_fault_calls",
+	[KVMMMU_TDP_SPTE_CHANGES] = "tdp_mmu_spte_changes",
+	[KVMMMU_MMIO_FAULTS] = "mmio_faults",
+	[KVMMMU_MMIO_SPTES_CREATED] = "mmio_sptes_created",
+	[KVMMMU_PF_EXITS] = "page_fault_exits",
+};
+
+const char *const kvmmmu_hist_names[KVMMMU_N_HISTS] = {
+	[KVMMMU_HIST_FAULT] = "fault_ns",
+	[KVMMMU_HIST_FAST] = "fast_path_ns",
+	[KVMMMU_HIST_SLOW] = "slow_path_ns",
+	[KVMMMU_HIST_WALK] = "walk_ns",
+	[KVMMMU_HIST_MEMSLOT] = "memslot_ns",
+	[KVMMMU_HIST_WALK_TO_SPTE] = "walk_to_spte_ns",
+};
+
+int counter_index(const char *name)
+{
+	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
+		if (!strcmp(kvmmmu_counter_names[i], name))
+			return i;
+	return -1;
+}
+
+int hist_index(const char *name)
+{
+	for (int i = 0; i < KVMMMU_N_HISTS; i++)
+		if (!strcmp(kvmmmu_hist_names[i], name))
+			return i;
+	return -1;
+}
+
+struct vm_row *model_vm(struct model *m, int pid)
+{
+	struct vm_row *vms;
+
+	for (size_t i = 0; i < m->n_vms; i++)
+		if (m->vms[i].pid == pid)
+			return &m->vms[i];
+	vms = realloc(m->vms, (m->n_vms + 1) * sizeof(*vms));
+	if (!vms)
+		return NULL;
+	m->vms = vms;
+	memset(&vms[m->n_vms], 0, sizeof(vms[0]));
+	vms[m->n_vms].pid = pid;
+	return &vms[m->n_vms++];
+}
+
+struct vcpu_row *model_row(struct vm_row *vm, int vcpu, int tid)
+{
+	struct vcpu_row *rows;
+
+	for (size_t i = 0; i < vm->n_rows; i++) {
+		struct vcpu_row *r = &vm->rows[i];
+
+		if (vcpu >= 0 ? r->vcpu == vcpu : (r->vcpu < 0 && r->tid == tid))
+			return r;
+	}
+	rows = realloc(vm->rows, (vm->n_rows + 1) * sizeof(*rows));
+	if (!rows)
+		return NULL;
+	vm->rows = rows;
+	memset(&rows[vm->n_rows], 0, sizeof(rows[0]));
+	rows[vm->n_rows].vcpu = vcpu;
+	rows[vm->n_rows].tid = vcpu >= 0 ? 0 : tid;
+	return &rows[vm->n_rows++];
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct vcpu_row *x = a, *y = b;
+
+	if ((x->vcpu < 0) != (y->vcpu < 0))
+		return x->vcpu < 0 ? 1 : -1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static int cmp_vms(const void *a, const void *b)
+{
+	const struct vm_row *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+void model_sort(struct model *m)
+{
+	if (m->n_vms)
+		qsort(m->vms, m->n_vms, sizeof(m->vms[0]), cmp_vms);
+	for (size_t i = 0; i < m->n_vms; i++)
+		if (m->vms[i].n_rows)
+			qsort(m->vms[i].rows, m->vms[i].n_rows, sizeof(m->vms[i].rows[0]),
+			      cmp_rows);
+}
+
+void model_free(struct model *m)
+{
+	for (size_t i = 0; i < m->n_vms; i++)
+		free(m->vms[i].rows);
+	free(m->vms);
+	memset(m, 0, sizeof(*m));
+}
+
+void figures_add(struct figures *dst, const struct figures *src)
+{
+	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
+		dst->counters[i] += src->counters[i];
+	for (int i = 0; i < KVMMMU_RET_PF_SLOTS; i++)
+		dst->ret_pf[i] += src->ret_pf[i];
+	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
+		struct kvmmmu_hist *d = &dst->hist[h];
+		const struct kvmmmu_hist *s = &src->hist[h];
+
+		d->count += s->count;
+		d->sum_ns += s->sum_ns;
+		if (s->max_ns > d->max_ns)
+			d->max_ns = s->max_ns;
+		for (int b = 0; b < KVMMMU_HIST_BUCKETS; b++)
+			d->slots[b] += s->slots[b];
+	}
+}
+
+void figures_sub(struct figures *dst, const struct figures *cur, const struct figures *prev)
+{
+	*dst = *cur;
+	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
+		dst->counters[i] -= prev->counters[i];
+	for (int i = 0; i < KVMMMU_RET_PF_SLOTS; i++)
+		dst->ret_pf[i] -= prev->ret_pf[i];
+	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
+		dst->hist[h].count -= prev->hist[h].count;
+		dst->hist[h].sum_ns -= prev->hist[h].sum_ns;
+		for (int b = 0; b < KVMMMU_HIST_BUCKETS; b++)
+			dst->hist[h].slots[b] -= prev->hist[h].slots[b];
+	}
+}
+
+int model_copy(struct model *dst, const struct model *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->health = src->health;
+	dst->vms = calloc(src->n_vms ? src->n_vms : 1, sizeof(*dst->vms));
+	if (!dst->vms)
+		return -ENOMEM;
+	for (size_t i = 0; i < src->n_vms; i++) {
+		dst->vms[i] = src->vms[i];
+		dst->vms[i].rows = malloc((src->vms[i].n_rows ? src->vms[i].n_rows : 1) *
+					  sizeof(struct vcpu_row));
+		if (!dst->vms[i].rows) {
+			dst->n_vms = i;
+			model_free(dst);
+			return -ENOMEM;
+		}
+		memcpy(dst->vms[i].rows, src->vms[i].rows,
+		       src->vms[i].n_rows * sizeof(struct vcpu_row));
+		dst->n_vms = i + 1;
+	}
+	return 0;
+}
+
+static const struct vm_row *find_vm(const struct model *m, int pid)
+{
+	for (size_t i = 0; i < m->n_vms; i++)
+		if (m->vms[i].pid == pid)
+			return &m->vms[i];
+	return NULL;
+}
+
+int model_delta(struct model *dst, const struct model *cur, const struct model *prev)
+{
+	int err = model_copy(dst, cur);
+
+	if (err)
+		return err;
+	dst->health.drops -= prev->health.drops;
+	dst->health.bad_ret -= prev->health.bad_ret;
+	for (size_t i = 0; i < dst->n_vms; i++) {
+		struct vm_row *vm = &dst->vms[i];
+		const struct vm_row *old = find_vm(prev, vm->pid);
+
+		if (!old)
+			continue;
+		figures_sub(&vm->total, &vm->total, &old->total);
+		for (size_t r = 0; r < vm->n_rows; r++) {
+			struct vcpu_row *row = &vm->rows[r];
+
+			for (size_t o = 0; o < old->n_rows; o++) {
+				const struct vcpu_row *was = &old->rows[o];
+
+				if (was->vcpu == row->vcpu && was->tid == row->tid) {
+					figures_sub(&row->f, &row->f, &was->f);
+					break;
+				}
+			}
+		}
+	}
+	return 0;
+}
+
+__u64 hist_percentile(const struct kvmmmu_hist *h, double p)
+{
+	__u64 rank, seen = 0;
+
+	if (!h->count)
+		return 0;
+	rank = (__u64)(p * (double)h->count);
+	if ((double)rank < p * (double)h->count)
+		rank++;
+	if (rank < 1)
+		rank = 1;
+	for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS; b++) {
+		seen += h->slots[b];
+		if (seen >= rank) {
+			__u64 high = kvmmmu_hist_slot_high(b);
+
+			return high < h->max_ns ? high : h->max_ns;
+		}
+	}
+	return h->max_ns;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The data model: per-thread BPF figures folded into vCPUs and VMs, with the
+ * arithmetic every renderer needs (sums, interval deltas, percentiles).
+ */
+#ifndef KVMMMU_MODEL_H
+#define KVMMMU_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "kvmmmu.h"
+
+extern const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS];
+extern const char *const kvmmmu_hist_names[KVMMMU_N_HISTS];
+
+struct figures {
+	__u64 counters[KVMMMU_N_COUNTERS];
+	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
+	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
+};
+
+/* A vCPU, or a thread that could not be tied to one (vcpu < 0, tid set). */
+struct vcpu_row {
+	int vcpu;
+	int tid;
+	char comm[16];
+	struct figures f;
+};
+
+struct vm_row {
+	int pid;
+	char comm[16];
+	struct figures total;
+	struct vcpu_row *rows; /* sorted: vCPUs by id, then threads by tid */
+	size_t n_rows;
+};
+
+struct model {
+	struct vm_row *vms; /* sorted by pid */
+	size_t n_vms;
+	struct kvmmmu_health health;
+};
+
+/* Where a thread's figures go. vcpu < 0 means "no vCPU known". */
+struct vm_row *model_vm(struct model *m, int pid);
+struct vcpu_row *model_row(struct vm_row *vm, int vcpu, int tid);
+void model_sort(struct model *m);
+void model_free(struct model *m);
+
+void figures_add(struct figures *dst, const struct figures *src);
+/* DST = CUR - PREV for counters and buckets; max_ns stays CUR's (it cannot be subtracted). */
+void figures_sub(struct figures *dst, const struct figures *cur, const struct figures *prev);
+/* A copy of CUR minus PREV, matched by pid and vCPU/thread; rows new in CUR are kept whole. */
+int model_delta(struct model *dst, const struct model *cur, const struct model *prev);
+int model_copy(struct model *dst, const struct model *src);
+
+/* Value at or under which a fraction P (0..1] of samples fall: a bucket bound, capped by max. */
+__u64 hist_percentile(const struct kvmmmu_hist *h, double p);
+/* Index of a counter or histogram by name; -1 when unknown. */
+int counter_index(const char *name);
+int hist_index(const char *name);
+
+#endif

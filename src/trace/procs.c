@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procs.h"
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+int proc_spec_init(struct proc_spec *s, const char *text)
+{
+	memset(s, 0, sizeof(*s));
+	s->text = strdup(text);
+	if (!s->text)
+		return -ENOMEM;
+	if (all_digits(text)) {
+		long pid = strtol(text, NULL, 10);
+
+		if (pid <= 0 || pid > INT_MAX)
+			return -EINVAL;
+		s->pid = (int)pid;
+		return 0;
+	}
+	s->regex = malloc(sizeof(regex_t));
+	if (!s->regex)
+		return -ENOMEM;
+	if (regcomp(s->regex, text, REG_EXTENDED | REG_NOSUB)) {
+		free(s->regex);
+		s->regex = NULL;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void proc_spec_free(struct proc_spec *s)
+{
+	if (s->regex) {
+		regfree(s->regex);
+		free(s->regex);
+	}
+	free(s->text);
+	memset(s, 0, sizeof(*s));
+}
+
+bool proc_spec_matches(const struct proc_spec *s, int pid, const char *comm)
+{
+	if (s->pid)
+		return s->pid == pid;
+	return s->regex && !regexec(s->regex, comm, 0, NULL, 0);
+}
+
+void proc_comm(const char *proc_root, int pid, int tid, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (tid > 0)
+		snprintf(path, sizeof(path), "%s/%d/task/%d/comm", proc_root, pid, tid);
+	else
+		snprintf(path, sizeof(path), "%s/%d/comm", proc_root, pid);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fgets(buf, (int)len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self,
+	       int *pids, size_t max)
+{
+	DIR *d = opendir(proc_root);
+	struct dirent *e;
+	size_t found = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char comm[64];
+		int pid;
+
+		if (!all_digits(e->d_name))
+			continue;
+		pid = atoi(e->d_name);
+		if (pid == self)
+			continue;
+		proc_comm(proc_root, pid, 0, comm, sizeof(comm));
+		for (size_t i = 0; i < n; i++) {
+			if (proc_spec_matches(&specs[i], pid, comm)) {
+				if (found < max)
+					pids[found] = pid;
+				found++;
+				break;
+			}
+		}
+	}
+	closedir(d);
+	return (int)(found < max ? found : max);
+}
+
+bool proc_is_vmm(const char *proc_root, int pid)
+{
+	char path[PATH_MAX], target[128];
+	struct dirent *e;
+	bool vmm = false;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return false;
+	while (!vmm && (e = readdir(d))) {
+		ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		vmm = !strcmp(target, "anon_inode:kvm-vm");
+	}
+	closedir(d);
+	return vmm;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Finding the VMs to trace: a PID, or a name matched the way pgrep matches it. */
+#ifndef KVMMMU_PROCS_H
+#define KVMMMU_PROCS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A -p argument: a PID, or an extended regex searched in the 15-character comm. */
+struct proc_spec {
+	char *text;
+	int pid; /* > 0 when the spec is a PID */
+	void *regex;
+};
+
+int proc_spec_init(struct proc_spec *s, const char *text);
+void proc_spec_free(struct proc_spec *s);
+bool proc_spec_matches(const struct proc_spec *s, int pid, const char *comm);
+
+/*
+ * Appends to PIDS (capacity MAX) every process under PROC_ROOT ("/proc")
+ * matching any of the N specs, except SELF. Returns how many matched, or -errno.
+ */
+int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self,
+	       int *pids, size_t max);
+/* The comm of PID (or of TID when tid > 0), "" when gone. */
+void proc_comm(const char *proc_root, int pid, int tid, char *buf, size_t len);
+/* Whether PID has a KVM VM open (an fd named anon_inode:kvm-vm). */
+bool proc_is_vmm(const char *proc_root, int pid);
+
+#endif

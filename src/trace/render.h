@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Renderers: the text report (tables, log2 histograms, percentiles) and CSV v1 rows. */
+#ifndef KVMMMU_RENDER_H
+#define KVMMMU_RENDER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "collector.h"
+#include "csv.h"
+#include "model.h"
+
+enum section {
+	SECTION_OUTCOMES, /* faults and RET_PF_* */
+	SECTION_PATHS,
+	SECTION_MEMSLOT,
+	SECTION_EVENTS, /* raw tracepoint counts */
+	SECTION_HIST0,	/* + enum kvmmmu_hist_id */
+	N_SECTIONS = SECTION_HIST0 + KVMMMU_N_HISTS,
+};
+
+struct render_opts {
+	const struct collector *c;
+	bool show[N_SECTIONS];
+	bool per_vcpu;
+	int only_vcpu; /* -1: all */
+	double unit_ns; /* 1, 1e3 or 1e6 */
+	const char *unit; /* "nsecs", "usecs", "msecs" */
+};
+
+/* Parses a --metric list into SHOW; returns -EINVAL with the bad name in *bad. */
+int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad);
+const char *section_name(int section);
+
+/* The lines that say what is attached, how, and what cannot be shown. */
+void render_probe_header(FILE *f, const struct render_opts *o);
+void render_text(FILE *f, const struct model *m, const struct render_opts *o);
+/* Prints a histogram folded into log2 rows with count bars, then its percentiles. */
+void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title, const struct render_opts *o);
+
+/* CSV v1 rows (source=bpf) for every VM, vCPU and unattributed thread. */
+int render_csv(struct csv_writer *w, const struct model *m, const struct render_opts *o, double ts);
+
+#endif

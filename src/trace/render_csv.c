@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+
+#include "render.h"
+
+struct csv_ctx {
+	struct csv_writer *w;
+	struct csv_row row;
+	int err;
+};
+
+static void put(struct csv_ctx *x, const char *metric, const char *le, __u64 value)
+{
+	x->row.metric = metric;
+	x->row.le = le;
+	x->row.kind = CSV_U64;
+	x->row.u64 = value;
+	if (!x->err)
+		x->err = csv_write_row(x->w, &x->row);
+}
+
+static void put_hist(struct csv_ctx *x, const char *name, const struct kvmmmu_hist *h)
+{
+	static const struct {
+		const char *suffix;
+		double p;
+	} pcts[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p999", 0.999}};
+	char metric[64], le[32];
+	__u64 cumulative = 0;
+	int last = -1;
+
+	for (int b = 0; b < KVMMMU_HIST_BUCKETS; b++)
+		if (h->slots[b])
+			last = b;
+	/* Prometheus-style cumulative buckets, up to the last non-empty one. */
+	for (int b = 0; b <= last && b < KVMMMU_HIST_BUCKETS - 1; b++) {
+		cumulative += h->slots[b];
+		snprintf(le, sizeof(le), "%llu", (unsigned long long)kvmmmu_hist_slot_high(b));
+		put(x, name, le, cumulative);
+	}
+	put(x, name, "+Inf", h->count);
+	snprintf(metric, sizeof(metric), "%s_count", name);
+	put(x, metric, NULL, h->count);
+	snprintf(metric, sizeof(metric), "%s_sum", name);
+	put(x, metric, NULL, h->sum_ns);
+	snprintf(metric, sizeof(metric), "%s_max", name);
+	put(x, metric, NULL, h->max_ns);
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(metric, sizeof(metric), "%s_%s", name, pcts[i].suffix);
+		put(x, metric, NULL, hist_percentile(h, pcts[i].p));
+	}
+}
+
+static void put_figures(struct csv_ctx *x, const struct figures *f, const struct render_opts *o)
+{
+	char metric[64];
+
+	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
+		put(x, kvmmmu_counter_names[i], NULL, f->counters[i]);
+	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
+		if (!o->c->ret_pf.name[r])
+			continue;
+		snprintf(metric, sizeof(metric), "ret_pf_%s", o->c->ret_pf.name[r]);
+		put(x, metric, NULL, f->ret_pf[r]);
+	}
+	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
+		const char *why;
+
+		if (collector_hist_available(o->c, h, &why))
+			put_hist(x, kvmmmu_hist_names[h], &f->hist[h]);
+	}
+}
+
+int render_csv(struct csv_writer *w, const struct model *m, const struct render_opts *o, double ts)
+{
+	struct csv_ctx x = {.w = w, .row = {.ts = ts, .source = "bpf"}};
+
+	for (size_t i = 0; i < m->n_vms; i++) {
+		const struct vm_row *vm = &m->vms[i];
+
+		x.row.pid = vm->pid;
+		x.row.comm = vm->comm;
+		x.row.vcpu = CSV_NO_VCPU;
+		put_figures(&x, &vm->total, o);
+		for (size_t r = 0; r < vm->n_rows; r++) {
+			const struct vcpu_row *row = &vm->rows[r];
+			char comm[48];
+
+			if (row->vcpu < 0) {
+				/* no vCPU: a thread of its own, named with its tid */
+				snprintf(comm, sizeof(comm), "%s [tid %d]", row->comm, row->tid);
+				x.row.comm = comm;
+				x.row.vcpu = CSV_NO_VCPU;
+			} else {
+				x.row.comm = row->comm;
+				x.row.vcpu = row->vcpu;
+			}
+			put_figures(&x, &row->f, o);
+		}
+	}
+	x.row.pid = 0;
+	x.row.comm = "kvmmmu";
+	x.row.vcpu = CSV_NO_VCPU;
+	put(&x, "drops", NULL, m->health.drops);
+	put(&x, "bad_ret_pf", NULL, m->health.bad_ret);
+	return x.err;
+}

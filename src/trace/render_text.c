@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render.h"
+
+static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths", "memslot",
+							   "events"};
+
+const char *section_name(int section)
+{
+	return section < SECTION_HIST0 ? section_names[section]
+				       : kvmmmu_hist_names[section - SECTION_HIST0];
+}
+
+int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad)
+{
+	static char failed[64];
+	char *copy = strdup(list), *save = NULL, *tok;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	memset(show, 0, N_SECTIONS * sizeof(show[0]));
+	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+
+		if (!strcmp(tok, "all")) {
+			for (int s = 0; s < N_SECTIONS; s++)
+				show[s] = true;
+			continue;
+		}
+		for (int s = 0; s < N_SECTIONS; s++)
+			if (!strcmp(tok, section_name(s)))
+				found = s;
+		if (found < 0) {
+			snprintf(failed, sizeof(failed), "%s", tok);
+			*bad = failed;
+			err = -EINVAL;
+		} else {
+			show[found] = true;
+		}
+	}
+	free(copy);
+	if (!err && !list[0]) {
+		*bad = "";
+		err = -EINVAL;
+	}
+	return err;
+}
+
+void render_probe_header(FILE *f, const struct render_opts *o)
+{
+	const struct collector *c = o->c;
+	const char *sep = "";
+
+	fprintf(f, "Probes:");
+	for (size_t i = 0; i < c->n_probes; i++) {
+		const struct probe_status *p = &c->probes[i];
+
+		if (p->kind == ATTACH_NONE)
+			continue;
+		fprintf(f, "%s %s%s%s (%s)", sep, p->group ? p->group : "", p->group ? ":" : "",
+			p->name, attach_kind_str(p->kind));
+		sep = ",";
+	}
+	fprintf(f, "\nOutcomes from: %s; RET_PF_* from %s\n",
+		c->func_mode ? "function return values"
+			     : "tracepoints (SPTE requested -> set = fixed, none = spurious)",
+		c->ret_pf.source == RET_PF_FROM_BTF ? "BTF" : "the tracefs format");
+	for (size_t i = 0; i < c->n_probes; i++) {
+		const struct probe_status *p = &c->probes[i];
+
+		if (p->kind == ATTACH_NONE && p->wanted && !p->group)
+			fprintf(f, "Unavailable: %s: %s\n", p->name, p->why);
+	}
+	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
+		const char *why;
+
+		if (o->show[SECTION_HIST0 + h] && !collector_hist_available(c, h, &why))
+			fprintf(f, "Cannot show %s: %s\n", kvmmmu_hist_names[h], why);
+	}
+	if (o->show[SECTION_MEMSLOT] && !collector_hist_available(c, KVMMMU_HIST_MEMSLOT, &sep))
+		fprintf(f, "Cannot show memslot lookups per fault: %s\n", sep);
+}
+
+static double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static void render_outcomes(FILE *f, const struct figures *fg, const struct collector *c)
+{
+	__u64 faults = fg->counters[KVMMMU_FAULTS];
+
+	fprintf(f, "    %-24s %12llu\n", "faults", (unsigned long long)faults);
+	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
+		char name[48];
+
+		if (!c->ret_pf.name[r])
+			continue;
+		/* CONTINUE and INVALID never leave the fault handler */
+		if (!fg->ret_pf[r] && (!strcmp(c->ret_pf.name[r], "continue") ||
+				       !strcmp(c->ret_pf.name[r], "invalid")))
+			continue;
+		snprintf(name, sizeof(name), "ret_pf_%s", c->ret_pf.name[r]);
+		fprintf(f, "    %-24s %12llu %6.1f%%\n", name, (unsigned long long)fg->ret_pf[r],
+			pct(fg->ret_pf[r], faults));
+	}
+}
+
+static void render_paths(FILE *f, const struct figures *fg)
+{
+	static const int paths[] = {KVMMMU_PATH_FAST, KVMMMU_PATH_TDP_MMU, KVMMMU_PATH_SHADOW,
+				    KVMMMU_PATH_DIRECT};
+	__u64 total = 0;
+
+	for (size_t i = 0; i < 4; i++)
+		total += fg->counters[paths[i]];
+	fprintf(f, "    path:");
+	for (size_t i = 0; i < 4; i++)
+		fprintf(f, " %s %llu (%.1f%%)", kvmmmu_counter_names[paths[i]] + 5,
+			(unsigned long long)fg->counters[paths[i]],
+			pct(fg->counters[paths[i]], total));
+	fputc('\n', f);
+}
+
+static void render_memslot(FILE *f, const struct figures *fg)
+{
+	__u64 faults = fg->counters[KVMMMU_FAULTS];
+
+	fprintf(f, "    memslot lookups: %llu in faults (%.2f per fault), %llu elsewhere\n",
+		(unsigned long long)fg->counters[KVMMMU_MEMSLOT_LOOKUPS],
+		faults ? (double)fg->counters[KVMMMU_MEMSLOT_LOOKUPS] / (double)faults : 0.0,
+		(unsigned long long)fg->counters[KVMMMU_MEMSLOT_OTHER]);
+}
+
+static void render_events(FILE *f, const struct figures *fg)
+{
+	fprintf(f, "    events:");
+	for (int i = KVMMMU_GUEST_WALKS; i < KVMMMU_N_COUNTERS; i++)
+		if (fg->counters[i])
+			fprintf(f, " %s=%llu", kvmmmu_counter_names[i],
+				(unsigned long long)fg->counters[i]);
+	fputc('\n', f);
+}
+
+static unsigned int display_row(__u64 value, double unit_ns)
+{
+	__u64 v = (__u64)((double)value / unit_ns);
+
+	return v < 2 ? 0 : kvmmmu_log2(v);
+}
+
+void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
+		 const struct render_opts *o)
+{
+	__u64 rows[65] = {}, max_count = 0;
+	int first = -1, last = -1;
+	static const struct {
+		const char *name;
+		double p;
+	} pcts[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p99.9", 0.999}};
+
+	for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS; b++) {
+		unsigned int r;
+
+		if (!h->slots[b])
+			continue;
+		r = display_row(kvmmmu_hist_slot_low(b), o->unit_ns);
+		rows[r] += h->slots[b];
+	}
+	for (int r = 0; r < 65; r++) {
+		if (!rows[r])
+			continue;
+		if (first < 0)
+			first = r;
+		last = r;
+		if (rows[r] > max_count)
+			max_count = rows[r];
+	}
+	fprintf(f, "\n    %s: %llu samples\n", title, (unsigned long long)h->count);
+	if (first < 0)
+		return;
+	fprintf(f, "    %24s : count     distribution\n", o->unit);
+	for (int r = first; r <= last; r++) {
+		unsigned long long lo = r ? 1ULL << r : 0, hi = (2ULL << r) - 1;
+		int stars = (int)(rows[r] * 40 / max_count);
+
+		fprintf(f, "    %10llu -> %-10llu : %-9llu |%-40.*s|\n", lo, hi,
+			(unsigned long long)rows[r], stars,
+			"****************************************");
+	}
+	fprintf(f, "    ");
+	for (size_t i = 0; i < 4; i++)
+		fprintf(f, "%s %.6g  ", pcts[i].name,
+			(double)hist_percentile(h, pcts[i].p) / o->unit_ns);
+	fprintf(f, "max %.6g  avg %.6g %s\n", (double)h->max_ns / o->unit_ns,
+		(double)h->sum_ns / (double)h->count / o->unit_ns, o->unit);
+}
+
+static void render_figures(FILE *f, const struct figures *fg, const struct render_opts *o)
+{
+	if (o->show[SECTION_OUTCOMES])
+		render_outcomes(f, fg, o->c);
+	if (o->show[SECTION_PATHS])
+		render_paths(f, fg);
+	if (o->show[SECTION_MEMSLOT] && collector_hist_available(o->c, KVMMMU_HIST_MEMSLOT,
+								 &(const char *){NULL}))
+		render_memslot(f, fg);
+	if (o->show[SECTION_EVENTS])
+		render_events(f, fg);
+	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
+		const char *why;
+
+		if (o->show[SECTION_HIST0 + h] && collector_hist_available(o->c, h, &why))
+			render_hist(f, &fg->hist[h], kvmmmu_hist_names[h], o);
+	}
+}
+
+void render_text(FILE *f, const struct model *m, const struct render_opts *o)
+{
+	if (!m->n_vms)
+		fprintf(f, "No KVM MMU faults seen.\n");
+	for (size_t i = 0; i < m->n_vms; i++) {
+		const struct vm_row *vm = &m->vms[i];
+
+		if (o->only_vcpu < 0) {
+			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, vm->comm);
+			render_figures(f, &vm->total, o);
+		}
+		if (!o->per_vcpu && o->only_vcpu < 0)
+			continue;
+		for (size_t r = 0; r < vm->n_rows; r++) {
+			const struct vcpu_row *row = &vm->rows[r];
+
+			if (o->only_vcpu >= 0 && row->vcpu != o->only_vcpu)
+				continue;
+			if (row->vcpu >= 0)
+				fprintf(f, "\nVM pid %d vCPU %d (%s)\n", vm->pid, row->vcpu,
+					row->comm);
+			else
+				fprintf(f, "\nVM pid %d thread %d (%s, vCPU unknown)\n", vm->pid,
+					row->tid, row->comm);
+			render_figures(f, &row->f, o);
+		}
+	}
+	if (m->health.drops || m->health.bad_ret)
+		fprintf(f, "\nWARNING: %llu events dropped (thread map full), %llu unexpected "
+			   "RET_PF values: figures are incomplete.\n",
+			(unsigned long long)m->health.drops, (unsigned long long)m->health.bad_ret);
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * RET_PF_* outcome values of the running kernel. The enum is anonymous and
+ * was renumbered in 5.19 (CONTINUE) and 6.12 (WRITE_PROTECTED), so the values
+ * are read from BTF, or from the fast_page_fault tracepoint format, never
+ * hard-coded.
+ */
+#ifndef KVMMMU_RET_PF_H
+#define KVMMMU_RET_PF_H
+
+#include <stdbool.h>
+
+#include "kvmmmu.h"
+
+struct btf;
+
+enum ret_pf_source {
+	RET_PF_FROM_NONE,
+	RET_PF_FROM_BTF,
+	RET_PF_FROM_TRACEFS,
+};
+
+struct ret_pf_table {
+	enum ret_pf_source source;
+	/* lower-case name without the prefix ("fixed"), NULL where no enumerator has that value */
+	char *name[KVMMMU_RET_PF_SLOTS];
+};
+
+/* Scans every enum in BTF for RET_PF_ enumerators; -ENOENT when there are none. */
+int ret_pf_from_btf(struct ret_pf_table *t, const struct btf *btf);
+/*
+ * Parses a tracefs format of kvmmmu:fast_page_fault. With the enum-export fix
+ * (5.15+) its print fmt reads "REC->ret == 6, REC->ret == 5" for SPURIOUS and
+ * FIXED; without it, the literal enumerator names (-ENOENT).
+ */
+int ret_pf_from_format(struct ret_pf_table *t, const char *format_text);
+/* Whether the format text still shows the literal enum names (fix missing). */
+bool ret_pf_format_lacks_enum_fix(const char *format_text);
+/* Value of the named outcome ("fixed"), -1 when unknown. */
+int ret_pf_value(const struct ret_pf_table *t, const char *name);
+void ret_pf_free(struct ret_pf_table *t);
+
+#endif

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_TRACEFS_H
+#define KVMMMU_TRACEFS_H
+
+#include <stdbool.h>
+
+/* tracefs mount point, mounting it at /sys/kernel/tracing if nothing is mounted; NULL if none. */
+const char *tracefs_dir(void);
+/* Contents of events/GROUP/EVENT/format, malloc()ed; NULL when absent. */
+char *tracefs_read_format(const char *group, const char *event);
+bool tracefs_has_event(const char *group, const char *event);
+
+#endif

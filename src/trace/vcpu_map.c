@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <linux/kvm.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "procs.h"
+#include "vcpu_map.h"
+
+/* vCPU id named by /proc/PID/fd/FD ("anon_inode:kvm-vcpu:N"), or -1. */
+static int fd_vcpu(const char *proc_root, int pid, long fd)
+{
+	char link[PATH_MAX], target[128];
+	ssize_t n;
+	int id;
+
+	snprintf(link, sizeof(link), "%s/%d/fd/%ld", proc_root, pid, fd);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return -1;
+	target[n] = '\0';
+	if (sscanf(target, "anon_inode:kvm-vcpu:%d", &id) != 1)
+		return -1;
+	return id;
+}
+
+int vcpu_fds(const char *proc_root, int pid, int *ids, size_t max)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	size_t n = 0;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%d/fd", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)) && n < max) {
+		int id;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		id = fd_vcpu(proc_root, pid, atol(e->d_name));
+		if (id >= 0)
+			ids[n++] = id;
+	}
+	closedir(d);
+	return (int)n;
+}
+
+/* "16 0xb 0xae80 ..." is ioctl(11, KVM_RUN); "running" or other calls say nothing. */
+static int syscall_vcpu(const char *proc_root, int pid, int tid)
+{
+	char path[PATH_MAX], line[512];
+	unsigned long nr, fd, req;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d/task/%d/syscall", proc_root, pid, tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f) || sscanf(line, "%lu %lx %lx", &nr, &fd, &req) != 3) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	if (nr != SYS_ioctl || req != KVM_RUN)
+		return -1;
+	return fd_vcpu(proc_root, pid, (long)fd);
+}
+
+static void record(struct vcpu_map *m, int pid, int tid, int vcpu, enum vcpu_source source)
+{
+	struct vcpu_map_entry *e;
+
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->e[i].pid == pid && m->e[i].tid == tid) {
+			/* a KVM_RUN sighting beats a name */
+			if (source == VCPU_FROM_SYSCALL || m->e[i].source == VCPU_FROM_COMM) {
+				m->e[i].vcpu = vcpu;
+				m->e[i].source = source;
+			}
+			return;
+		}
+	}
+	e = realloc(m->e, (m->n + 1) * sizeof(*e));
+	if (!e)
+		return;
+	m->e = e;
+	m->e[m->n++] = (struct vcpu_map_entry){pid, tid, vcpu, source};
+}
+
+int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid)
+{
+	char path[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "%s/%d/task", proc_root, pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char comm[64];
+		int tid, vcpu;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		tid = atoi(e->d_name);
+		vcpu = syscall_vcpu(proc_root, pid, tid);
+		if (vcpu >= 0) {
+			record(m, pid, tid, vcpu, VCPU_FROM_SYSCALL);
+			continue;
+		}
+		proc_comm(proc_root, pid, tid, comm, sizeof(comm));
+		if (sscanf(comm, "CPU %d/KVM", &vcpu) == 1 && vcpu >= 0)
+			record(m, pid, tid, vcpu, VCPU_FROM_COMM);
+	}
+	closedir(d);
+	return 0;
+}
+
+int vcpu_map_lookup(const struct vcpu_map *m, int pid, int tid)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].pid == pid && m->e[i].tid == tid)
+			return m->e[i].vcpu;
+	return -1;
+}
+
+void vcpu_map_free(struct vcpu_map *m)
+{
+	free(m->e);
+	m->e = NULL;
+	m->n = 0;
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Which thread runs which vCPU, from /proc, for kernels where the BPF side
+ * cannot read kvm_running_vcpu. Any VMM: a thread blocked in
+ * ioctl(fd, KVM_RUN) whose fd is anon_inode:kvm-vcpu:N runs vCPU N. A busy
+ * vCPU is never blocked, so the map is refreshed often and remembers what
+ * it has seen; QEMU-style "CPU N/KVM" names are the last resort.
+ */
+#ifndef KVMMMU_VCPU_MAP_H
+#define KVMMMU_VCPU_MAP_H
+
+#include <stddef.h>
+
+enum vcpu_source {
+	VCPU_FROM_SYSCALL, /* blocked in KVM_RUN on a kvm-vcpu fd */
+	VCPU_FROM_COMM,	   /* QEMU's "CPU N/KVM" thread name */
+};
+
+struct vcpu_map_entry {
+	int pid, tid, vcpu;
+	enum vcpu_source source;
+};
+
+struct vcpu_map {
+	struct vcpu_map_entry *e;
+	size_t n;
+};
+
+/* Scans PID's threads under PROC_ROOT and records what it finds; keeps earlier findings. */
+int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid);
+/* vCPU id of TID in PID, or -1. */
+int vcpu_map_lookup(const struct vcpu_map *m, int pid, int tid);
+/* vCPU ids PID has created (kvm-vcpu fds), into IDS (capacity MAX); returns the count. */
+int vcpu_fds(const char *proc_root, int pid, int *ids, size_t max);
+void vcpu_map_free(struct vcpu_map *m);
+
+#endif
