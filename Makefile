@@ -44,6 +44,7 @@ TRACE_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/trace/*.c))
 app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 	   $(patsubst src/%.S,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.S))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(wildcard tests/tools/*.c))
 
 .PHONY: all clean install deps test test-unit test-integration demo bench format check-format
 .DELETE_ON_ERROR:
@@ -90,13 +91,18 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
 
-test: all $(UNIT_TESTS)
+$(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
+	$(call msg,TEST-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
 
 test-unit: $(UNIT_TESTS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh unit
 
-test-integration: all
+test-integration: all $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh integration
 
 demo: all

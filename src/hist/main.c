@@ -75,24 +75,70 @@ static int trace_pid(struct hist_run *r, int pid)
 
 	if (is_traced(r, pid) || r->n_traced == MAX_TRACED)
 		return 0;
-	err = collector_trace_pid(&r->c, pid);
-	if (err)
-		return err;
+	if (r->c.opts.filter_pids) {
+		err = collector_trace_pid(&r->c, pid);
+		if (err)
+			return err;
+	}
 	r->traced[r->n_traced++] = pid;
 	return 0;
 }
 
-/* Adds processes that match -p now; returns how many match in all. */
-static int find_targets(struct hist_run *r)
+static bool has_name_specs(const struct hist_env *env)
 {
-	int pids[MAX_TRACED], n;
+	for (int i = 0; i < env->n_specs; i++)
+		if (!env->specs[i].pid)
+			return true;
+	return false;
+}
 
-	if (!r->env.n_specs)
-		return 0;
-	n = procs_find("/proc", r->env.specs, (size_t)r->env.n_specs, getpid(), pids, MAX_TRACED);
-	for (int i = 0; i < n; i++)
-		trace_pid(r, pids[i]);
-	return n;
+/*
+ * Adds the processes -p names. PIDs are known up front and filtered in BPF;
+ * names are matched against every VM the BPF side has seen (named by the
+ * collector while they lived), so a VM that starts later is counted from its
+ * first fault.
+ */
+static void find_targets(struct hist_run *r)
+{
+	for (int i = 0; i < r->env.n_specs; i++)
+		if (r->env.specs[i].pid)
+			trace_pid(r, r->env.specs[i].pid);
+	for (size_t i = 0; i < r->c.n_names; i++) {
+		const struct thread_name *n = &r->c.names[i];
+
+		if (n->tid)
+			continue;
+		for (int s = 0; s < r->env.n_specs; s++)
+			if (!r->env.specs[s].pid && proc_spec_matches(&r->env.specs[s], n->tgid, n->comm))
+				trace_pid(r, n->tgid);
+	}
+}
+
+/* With only PIDs to trace, tracing ends when they have all exited. */
+static bool targets_gone(const struct hist_run *r)
+{
+	if (!r->env.n_specs || has_name_specs(&r->env) || r->env.command || r->env.wait)
+		return false;
+	for (size_t i = 0; i < r->n_traced; i++)
+		if (!kill(r->traced[i], 0) || errno != ESRCH)
+			return false;
+	return true;
+}
+
+/* Drops the VMs that -p or the command did not ask for. */
+static void retain_traced(const struct hist_run *r, struct model *m)
+{
+	size_t kept = 0;
+
+	if (!r->env.n_specs && !r->env.command)
+		return;
+	for (size_t i = 0; i < m->n_vms; i++) {
+		if (is_traced(r, m->vms[i].pid))
+			m->vms[kept++] = m->vms[i];
+		else
+			free(m->vms[i].rows);
+	}
+	m->n_vms = kept;
 }
 
 /* Forks COMMAND, held until release() so that its pid is traced before it runs. */
@@ -158,11 +204,12 @@ static int report(struct hist_run *r, struct model *prev, bool final)
 	struct model total = {}, delta = {};
 	int err;
 
-	for (size_t i = 0; i < r->n_traced; i++)
-		collector_scan_vcpus(&r->c, r->traced[i]);
+	collector_tick(&r->c);
 	err = collector_read(&r->c, &total, final);
 	if (err)
 		return err;
+	find_targets(r);
+	retain_traced(r, &total);
 	if (!final && prev) {
 		err = model_delta(&delta, &total, prev);
 		if (err)
@@ -220,9 +267,9 @@ static int run(struct hist_run *r)
 
 		nanosleep(&tick, NULL);
 		now = sysinfo_monotonic();
-		if (r->env.n_specs)
-			find_targets(r);
-		if (command_done(r))
+		collector_tick(&r->c);
+		find_targets(r);
+		if (command_done(r) || targets_gone(r))
 			break;
 		if (r->env.duration && now - start >= r->env.duration)
 			break;
@@ -244,19 +291,17 @@ static int setup(struct hist_run *r)
 	struct collector_opts copts = {
 		.mode = r->env.mode,
 		.attribution = r->env.attribution,
-		.filter_pids = r->env.n_specs > 0 || r->env.command,
+		.filter_pids = r->env.command || (r->env.n_specs && !has_name_specs(&r->env)),
 		.walk_hist = r->env.show[SECTION_HIST0 + KVMMMU_HIST_WALK],
 	};
-	int err, matched = 0;
+	int err;
 
-	if (r->env.n_specs) {
-		int pids[MAX_TRACED];
+	for (int i = 0; i < r->env.n_specs && !r->env.wait; i++) {
+		int pid;
 
-		matched = procs_find("/proc", r->env.specs, (size_t)r->env.n_specs, getpid(), pids,
-				     MAX_TRACED);
-		if (!matched && !r->env.wait) {
-			elog("no process matches -p %s%s (use --wait to wait for it)",
-			     r->env.specs[0].text, r->env.n_specs > 1 ? " ..." : "");
+		if (procs_find("/proc", &r->env.specs[i], 1, getpid(), &pid, 1) <= 0) {
+			elog("no process %s '%s' (use --wait to wait for it)",
+			     r->env.specs[i].pid ? "with PID" : "matches", r->env.specs[i].text);
 			return -ESRCH;
 		}
 	}
@@ -321,7 +366,7 @@ int main(int argc, char **argv)
 	if (r.env.command)
 		printf(" of '%s'", r.env.command[0]);
 	else if (r.env.n_specs)
-		printf(" of %zu process(es) matching -p", r.n_traced);
+		printf(" of the processes -p names");
 	printf("... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
 	render_probe_header(stdout, &r.ro);
 	release_command(&r);

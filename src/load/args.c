@@ -17,7 +17,8 @@ static const char usage[] =
 	"per 4 KiB page of their own memory, at CPL3, in 64-bit long mode.\n"
 	"\n"
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--dirty-log ITERS] [--passes N]\n"
-	"                   [--duration SECS] [--thp] [--csv FILE|-] [--label TEXT] [-v] [-h]\n"
+	"                   [--duration SECS] [--thp] [--thread-names STYLE] [--csv FILE|-]\n"
+	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
 	"write passes, then ITERS passes with dirty logging on, each followed by\n"
@@ -35,6 +36,9 @@ static const char usage[] =
 	"      --duration SECS    repeat the last phase until SECS have passed\n"
 	"      --thp              back test memory with transparent huge pages\n"
 	"                         (default: MADV_NOHUGEPAGE, for reproducible counts)\n"
+	"      --thread-names STYLE  name vCPU threads like qemu (\"CPU N/KVM\", default),\n"
+	"                         firecracker (\"fc_vcpu N\") or plain (left unnamed), to\n"
+	"                         test tools that map threads to vCPUs\n"
 	"      --csv FILE|-       write timings and KVM statistics as kvmmmu CSV v1;\n"
 	"                         with '-' the CSV goes to stdout, the rest to stderr\n"
 	"      --label TEXT       label recorded in the CSV metadata\n"
@@ -59,6 +63,7 @@ enum {
 	OPT_THP,
 	OPT_CSV,
 	OPT_LABEL,
+	OPT_THREAD_NAMES,
 	OPT_VERSION,
 };
 
@@ -71,6 +76,7 @@ static const struct option long_opts[] = {
 	{"thp", no_argument, NULL, OPT_THP},
 	{"csv", required_argument, NULL, OPT_CSV},
 	{"label", required_argument, NULL, OPT_LABEL},
+	{"thread-names", required_argument, NULL, OPT_THREAD_NAMES},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -185,6 +191,19 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_LABEL:
 			o->label = optarg;
+			break;
+		case OPT_THREAD_NAMES:
+			if (!strcmp(optarg, "qemu"))
+				o->thread_names = THREAD_NAMES_QEMU;
+			else if (!strcmp(optarg, "firecracker"))
+				o->thread_names = THREAD_NAMES_FIRECRACKER;
+			else if (!strcmp(optarg, "plain"))
+				o->thread_names = THREAD_NAMES_PLAIN;
+			else {
+				elog("--thread-names '%s': expected qemu, firecracker or plain",
+				     optarg);
+				return -1;
+			}
 			break;
 		case 'v':
 			log_verbose = true;

@@ -30,6 +30,12 @@
 
 #define EXIT_USAGE 2
 
+enum thread_names {
+	THREAD_NAMES_QEMU,	  /* "CPU 0/KVM" */
+	THREAD_NAMES_FIRECRACKER, /* "fc_vcpu 0" */
+	THREAD_NAMES_PLAIN,	  /* the process name, as a VMM that names nothing */
+};
+
 struct load_opts {
 	unsigned int vcpus;
 	uint64_t mem;		  /* bytes per vCPU */
@@ -39,6 +45,7 @@ struct load_opts {
 	bool thp;
 	const char *csv_path;
 	const char *label;
+	enum thread_names thread_names;
 };
 
 struct vm;
@@ -110,7 +117,7 @@ enum pass_result {
 
 int run_install_signals(void);
 bool run_stop_requested(void);
-int run_start(struct vm *vm);
+int run_start(struct vm *vm, enum thread_names names);
 enum pass_result run_pass(struct vm *vm);
 void run_stop(struct vm *vm);
 

@@ -284,7 +284,7 @@ int main(int argc, char **argv)
 	if (o.dirty_iters && dirty_log_setup(&vm))
 		goto out;
 	print_setup(&vm, &o);
-	if (run_start(&vm)) {
+	if (run_start(&vm, o.thread_names)) {
 		run_stop(&vm);
 		goto out;
 	}

@@ -204,7 +204,7 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-int run_start(struct vm *vm)
+int run_start(struct vm *vm, enum thread_names names)
 {
 	pthread_condattr_t ca;
 	sigset_t block, old;
@@ -231,8 +231,11 @@ int run_start(struct vm *vm)
 			break;
 		}
 		v->started = true;
-		/* The name QEMU gives its vCPU threads, so tools treat us like a VM. */
-		snprintf(name, sizeof(name), "CPU %d/KVM", v->id);
+		/* QEMU's names by default, so tools treat us like a VM; others to test them. */
+		if (names == THREAD_NAMES_PLAIN)
+			continue;
+		snprintf(name, sizeof(name), names == THREAD_NAMES_QEMU ? "CPU %d/KVM" : "fc_vcpu %d",
+			 v->id);
 		pthread_setname_np(v->thread, name);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

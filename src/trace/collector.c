@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <signal.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -363,9 +364,50 @@ int collector_trace_pid(struct collector *c, int pid)
 	return 0;
 }
 
-void collector_scan_vcpus(struct collector *c, int pid)
+static const char *cached_name(struct collector *c, int tgid, int tid)
 {
-	vcpu_map_scan(&c->vcpus, "/proc", pid);
+	struct thread_name *n;
+
+	for (size_t i = 0; i < c->n_names; i++)
+		if (c->names[i].tgid == tgid && c->names[i].tid == tid)
+			return c->names[i].comm;
+	n = realloc(c->names, (c->n_names + 1) * sizeof(*n));
+	if (!n)
+		return "";
+	c->names = n;
+	n = &c->names[c->n_names];
+	n->tgid = tgid;
+	n->tid = tid;
+	proc_comm("/proc", tgid, tid, n->comm, sizeof(n->comm));
+	/* a thread gone before we looked stays unnamed; try again next tick */
+	if (!n->comm[0])
+		return "";
+	c->n_names++;
+	return n->comm;
+}
+
+void collector_tick(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	struct kvmmmu_thread_key k, next;
+	int last_tgid = -1;
+
+	if (bpf_map_get_next_key(fd, NULL, &k))
+		return;
+	for (;;) {
+		int more = !bpf_map_get_next_key(fd, &k, &next);
+
+		cached_name(c, (int)k.tgid, 0);
+		cached_name(c, (int)k.tgid, (int)k.tid);
+		/* The /proc map is only needed where BPF could not name the vCPU. */
+		if ((int)k.tgid != last_tgid && kill((pid_t)k.tgid, 0) == 0) {
+			vcpu_map_scan(&c->vcpus, "/proc", (int)k.tgid);
+			last_tgid = (int)k.tgid;
+		}
+		if (!more)
+			break;
+		k = next;
+	}
 }
 
 static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
@@ -379,7 +421,7 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	if (!vm)
 		return;
 	if (!vm->comm[0])
-		proc_comm("/proc", vm->pid, 0, vm->comm, sizeof(vm->comm));
+		snprintf(vm->comm, sizeof(vm->comm), "%s", cached_name(c, vm->pid, 0));
 	if (c->opts.attribution == ATTRIBUTE_AUTO && s->vcpu_id >= 0)
 		vcpu = s->vcpu_id;
 	else
@@ -388,7 +430,7 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	if (!row)
 		return;
 	if (!row->comm[0])
-		proc_comm("/proc", vm->pid, (int)k->tid, row->comm, sizeof(row->comm));
+		snprintf(row->comm, sizeof(row->comm), "%s", cached_name(c, vm->pid, (int)k->tid));
 
 	memcpy(f.counters, s->counters, sizeof(f.counters));
 	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
@@ -480,5 +522,6 @@ void collector_close(struct collector *c)
 	ret_pf_free(&c->ret_pf);
 	kernel_btf_free(&c->kb);
 	vcpu_map_free(&c->vcpus);
+	free(c->names);
 	memset(c, 0, sizeof(*c));
 }

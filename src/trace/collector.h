@@ -55,6 +55,12 @@ struct collector_opts {
 };
 
 struct faults_bpf;
+
+/* A thread (or, with tid 0, a process) seen in the maps, named while it lived. */
+struct thread_name {
+	int tgid, tid;
+	char comm[16];
+};
 struct bpf_link;
 
 struct collector {
@@ -68,13 +74,19 @@ struct collector {
 	struct bpf_link *links[COLLECTOR_MAX_LINKS];
 	size_t n_links;
 	struct vcpu_map vcpus;
+	struct thread_name *names; /* (tgid, tid) -> comm, tid 0 for the process */
+	size_t n_names;
 };
 
 /* Decodes RET_PF_* (BTF, then tracefs), then chooses, loads and attaches. */
 int collector_open(struct collector *c, const struct collector_opts *opts);
 int collector_trace_pid(struct collector *c, int pid);
-/* Refreshes the /proc vCPU map for PID (cheap; call every tick). */
-void collector_scan_vcpus(struct collector *c, int pid);
+/*
+ * Notes the names of threads seen so far and refreshes the /proc vCPU map,
+ * while they still exist: a VM that has exited by the final report is then
+ * still named and attributed. Cheap; call every tick.
+ */
+void collector_tick(struct collector *c);
 /*
  * Reads every thread's figures into M (which must be empty). FINAL resolves
  * faults still waiting for an SPTE as spurious: at the end nothing follows them.

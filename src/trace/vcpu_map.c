@@ -113,12 +113,18 @@ int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid)
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
 		tid = atoi(e->d_name);
+		proc_comm(proc_root, pid, tid, comm, sizeof(comm));
+		/*
+		 * KVM's own workers (kvm-nx-lpage-recovery) live in the VMM's thread
+		 * group and show the KVM_RUN of the vCPU they were forked from.
+		 */
+		if (!strncmp(comm, "kvm-", 4))
+			continue;
 		vcpu = syscall_vcpu(proc_root, pid, tid);
 		if (vcpu >= 0) {
 			record(m, pid, tid, vcpu, VCPU_FROM_SYSCALL);
 			continue;
 		}
-		proc_comm(proc_root, pid, tid, comm, sizeof(comm));
 		if (sscanf(comm, "CPU %d/KVM", &vcpu) == 1 && vcpu >= 0)
 			record(m, pid, tid, vcpu, VCPU_FROM_COMM);
 	}

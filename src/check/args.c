@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "log.h"
+#include "sysinfo.h"
+
+enum {
+	OPT_PROBE_MODE = 1000,
+};
+
+const char *argp_program_version = "kvmmmu-check " KVMMMU_VERSION;
+const char *argp_program_bug_address = "https://github.com/kvmmmu/kvmmmu/issues";
+
+static const char doc[] =
+	"Show what this host offers for tracing the KVM x86 MMU (kernel, BTF, KVM, /dev/kvm, "
+	"binary statistics, tracepoints, function probes, RET_PF_* values) and what kvmmmu "
+	"will use. Exits 0 when kvmmmu can trace this host, 1 when it cannot (with the "
+	"reason), 2 on a usage error. Needs root.\n"
+	"\n"
+	"USAGE: kvmmmu-check [-v] [--probe-mode auto|fentry|kprobe|tracepoint]\n"
+	"\v"
+	"EXAMPLES:\n"
+	"    kvmmmu-check                          # what kvmmmu-hist would use by default\n"
+	"    kvmmmu-check --probe-mode kprobe      # as with kvmmmu-hist --probe-mode kprobe\n"
+	"    kvmmmu-check -v                       # also libbpf's messages\n";
+
+static const struct argp_option options[] = {
+	{"probe-mode", OPT_PROBE_MODE, "MODE", 0,
+	 "How to probe functions: auto (default), fentry, kprobe or tracepoint", 0},
+	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
+	{},
+};
+
+static FILE *quiet;
+
+__attribute__((format(printf, 1, 2), noreturn)) static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", log_prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct check_env *env = state->input;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		/*
+		 * getopt already says "unrecognized option" in one line: drop
+		 * argp's second line ("Try --help") so usage errors stay one line.
+		 */
+		if (quiet)
+			state->err_stream = quiet;
+		break;
+	case OPT_PROBE_MODE:
+		if (probe_mode_parse(arg, &env->mode))
+			usage_error("--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
+				    arg);
+		break;
+	case 'v':
+		env->verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
+		break;
+	case ARGP_KEY_ARG:
+		usage_error("unexpected argument '%s' (see --help)", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void check_parse_args(int argc, char **argv, struct check_env *env)
+{
+	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
+
+	env->mode = PROBE_MODE_AUTO;
+	argp_err_exit_status = 2;
+	quiet = fopen("/dev/null", "w");
+	if (argp_parse(&argp, argc, argv, 0, NULL, env))
+		exit(2);
+	if (quiet)
+		fclose(quiet);
+	quiet = NULL;
+}

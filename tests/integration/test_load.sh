@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# kvmmmu-load against KVM's own statistics: every touched page faults exactly
+# once per write pass that needs it, plus one fault for each vCPU's code page.
+source "$(dirname "$0")/../lib.sh"
+
+# Faults per vCPU beyond the pages it writes: its code page (measured on the
+# shadow MMU; each vCPU has a code page of its own, 64 KiB apart, so that
+# KVM's 8-page prefetch never maps one for another vCPU).
+K=1
+
+if ! why=$(need_kvm); then
+	skip load/all "$why"
+	exit 0
+fi
+LOAD=$BUILD/kvmmmu-load
+CSVLINT=$BUILD/tests/tools/csvlint
+
+# --- populate: 2 vCPUs x 128 MiB = 32768 pages each
+if "$LOAD" --vcpus 2 --mem 128M --csv "$TMP/pop.csv" --label populate >"$TMP/pop.out" 2>&1; then
+	pass load/populate-runs
+else
+	fail load/populate-runs "exit $?: $(tail -1 "$TMP/pop.out")"
+fi
+for v in 0 1; do
+	taken=$(csv_value "$TMP/pop.csv" kvm_stats pf_taken $v)
+	fixed=$(csv_value "$TMP/pop.csv" kvm_stats pf_fixed $v)
+	check "load/populate-vcpu$v-pf_taken" "pf_taken=$taken, expected $((32768 + K))" \
+		test "$taken" = $((32768 + K))
+	check "load/populate-vcpu$v-pf_fixed" "pf_fixed=$fixed, expected $((32768 + K))" \
+		test "$fixed" = $((32768 + K))
+done
+check load/populate-timing "no 'Populate memory time' line" grep -q '^Populate memory time: [0-9.]*s$' "$TMP/pop.out"
+check load/stats-table "no pf_taken row in the stats table" grep -q '^pf_taken ' "$TMP/pop.out"
+check load/csv-valid "$("$CSVLINT" "$TMP/pop.csv" 2>&1)" "$CSVLINT" "$TMP/pop.csv"
+check load/csv-label "label missing from CSV metadata" grep -qx '# label=populate' "$TMP/pop.csv"
+check load/csv-vm-row "no VM-wide pages_4k row" test -n "$(csv_value "$TMP/pop.csv" kvm_stats pages_4k "")"
+check load/csv-populate_s "no populate_s row" test -n "$(csv_value "$TMP/pop.csv" load populate_s "")"
+
+# --- dirty logging: each of 2 iterations faults every page again
+"$LOAD" --vcpus 2 --mem 32M --dirty-log 2 --csv "$TMP/dl.csv" >"$TMP/dl.out" 2>&1 ||
+	fail load/dirty-log-runs "exit $?: $(tail -1 "$TMP/dl.out")"
+for v in 0 1; do
+	taken=$(csv_value "$TMP/dl.csv" kvm_stats pf_taken $v)
+	check "load/dirty-log-vcpu$v-pf_taken" "pf_taken=$taken, expected $((3 * 8192 + K))" \
+		test "$taken" = $((3 * 8192 + K))
+done
+for i in 1 2; do
+	n=$(csv_value "$TMP/dl.csv" load "iteration_${i}_pf_taken" "")
+	check "load/dirty-log-iteration$i-refaults-all" "iteration $i faulted $n times, expected 16384" \
+		test "$n" = 16384
+	check "load/dirty-log-iteration$i-timing" "no timing line" \
+		grep -q "^Iteration $i dirty memory time: " "$TMP/dl.out"
+done
+check load/dirty-log-disable-timing "no disable line" grep -q '^Disabling dirty logging time: ' "$TMP/dl.out"
+
+# --- thread names, as QEMU's by default and others on request
+"$LOAD" --vcpus 2 --mem 8M --duration 3 --thread-names firecracker >/dev/null 2>&1 &
+pid=$!
+sleep 1
+names=$(cat /proc/$pid/task/*/comm 2>/dev/null | sort | tr '\n' ',')
+wait $pid
+check load/thread-names "threads: $names" test "${names#*fc_vcpu 0,fc_vcpu 1,}" != "$names"
+
+# --- Ctrl-C stops cleanly and still prints the statistics
+"$LOAD" --vcpus 1 --mem 8M --duration 30 >"$TMP/int.out" 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid
+rc=$?
+check load/sigint-exit-0 "exit $rc" test $rc = 0
+check load/sigint-prints-stats "no pf_taken after Ctrl-C" grep -q '^pf_taken ' "$TMP/int.out"
+
+# --- bad input: one line on stderr, exit 2 (usage) or 1 (runtime)
+bad() {
+	local name=$1 want=$2
+	shift 2
+	"$LOAD" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	local rc=$? lines
+	lines=$(wc -l <"$TMP/bad.err")
+	if [ $rc = "$want" ] && [ "$lines" = 1 ] && grep -q '^kvmmmu-load: ' "$TMP/bad.err"; then
+		pass "load/bad-$name"
+	else
+		fail "load/bad-$name" "exit $rc (want $want), $lines lines: $(head -c 200 "$TMP/bad.err")"
+	fi
+}
+bad size-garbage 2 --mem 12Q
+bad size-zero 2 --mem 0
+bad size-unaligned 2 --mem 1000
+bad vcpus-zero 2 --vcpus 0
+bad vcpus-absurd 2 --vcpus 100000
+bad vcpus-text 2 --vcpus two
+bad memory-too-large 2 --mem 64T
+bad unknown-option 2 --frobnicate
+bad extra-argument 2 extra
+bad thread-names 2 --thread-names qemu2
+bad csv-unwritable 1 --csv /nonexistent/dir/x.csv
+# no /dev/kvm, in a private mount namespace where it is hidden
+if command -v unshare >/dev/null; then
+	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	rc=$?
+	if [ $rc = 1 ] && grep -q '^kvmmmu-load: KVM is not available: ' "$TMP/bad.err"; then
+		pass load/bad-no-dev-kvm
+	else
+		fail load/bad-no-dev-kvm "exit $rc: $(head -c 200 "$TMP/bad.err")"
+	fi
+fi
+exit 0
