@@ -45,7 +45,16 @@ struct {
 	__type(value, __u8);
 } traced_pids SEC(".maps");
 
-static struct kvmmmu_thread_stats zero_stats;
+/*
+ * A new thread's first value. Per CPU, because two CPUs may create entries at
+ * once; only the header fields are ever written, the rest stays zero.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kvmmmu_thread_stats);
+} new_thread SEC(".maps");
 
 /*
  * The vCPU the current thread has loaded. vcpu_load() registers
@@ -79,11 +88,19 @@ static __always_inline struct kvmmmu_thread_stats *thread(void)
 
 	s = bpf_map_lookup_elem(&thread_stats, &key);
 	if (!s) {
+		struct task_struct *task = (void *)bpf_get_current_task();
+		struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+		__u32 zero = 0;
 		int err;
 
-		zero_stats.vcpu_id = current_vcpu_id();
-		zero_stats.excluded = filter_pids && !bpf_map_lookup_elem(&traced_pids, &key.tgid);
-		err = bpf_map_update_elem(&thread_stats, &key, &zero_stats, BPF_NOEXIST);
+		s = bpf_map_lookup_elem(&new_thread, &zero);
+		if (!s)
+			return NULL;
+		s->vcpu_id = current_vcpu_id();
+		s->excluded = filter_pids && !bpf_map_lookup_elem(&traced_pids, &key.tgid);
+		bpf_get_current_comm(s->comm, sizeof(s->comm));
+		bpf_core_read_str(s->process, sizeof(s->process), &leader->comm);
+		err = bpf_map_update_elem(&thread_stats, &key, s, BPF_NOEXIST);
 		if (err && err != -17 /* EEXIST */) {
 			__sync_fetch_and_add(&health.drops, 1);
 			return NULL;

@@ -56,6 +56,8 @@ struct task_struct {
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
+	struct task_struct *group_leader;
+	char comm[16];
 	struct hlist_head preempt_notifiers;
 };
 

@@ -65,8 +65,10 @@ struct kvmmmu_fault_state {
 };
 
 struct kvmmmu_thread_stats {
-	__s32 vcpu_id; /* from kvm_running_vcpu; -1 when the kernel does not tell */
+	__s32 vcpu_id; /* from the vCPU the thread has loaded; -1 when unknown */
 	__u32 excluded; /* the thread's process is not traced */
+	char comm[16];	/* the thread's name when first seen */
+	char process[16]; /* its process's name (the thread group leader's) */
 	__u64 counters[KVMMMU_N_COUNTERS];
 	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
 	struct kvmmmu_hist hist[KVMMMU_N_HISTS];

@@ -65,8 +65,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PROBE_MODE:
 		if (probe_mode_parse(arg, &env->mode))
-			usage_error("--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
-				    arg);
+			usage_error(
+				"--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
+				arg);
 		break;
 	case 'v':
 		env->verbose = true;

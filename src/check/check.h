@@ -19,6 +19,7 @@ struct check_env {
 
 /* What the final verdict is made of; the sections fill it in. */
 struct check_state {
+	enum probe_mode mode;
 	struct kernel_btf kb; /* loaded by the kernel section */
 	bool btf;	      /* vmlinux BTF present */
 	bool ret_pf;	      /* RET_PF_* decoded */

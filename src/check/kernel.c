@@ -77,8 +77,10 @@ void check_kernel(struct check_state *st)
 	if (st->btf)
 		report_item("vmlinux BTF (/sys/kernel/btf/vmlinux)", "yes", NULL);
 	else
-		report_item("vmlinux BTF (/sys/kernel/btf/vmlinux)", "no", "%s: kvmmmu needs "
-			    "CONFIG_DEBUG_INFO_BTF", strerror(-st->kb.err));
+		report_item("vmlinux BTF (/sys/kernel/btf/vmlinux)", "no",
+			    "%s: kvmmmu needs "
+			    "CONFIG_DEBUG_INFO_BTF",
+			    strerror(-st->kb.err));
 
 	if (!has_kvm)
 		report_item("KVM", "no", "/sys/module/kvm is missing: KVM is not loaded");
@@ -86,9 +88,11 @@ void check_kernel(struct check_state *st)
 		report_item("KVM", st->kb.kvm_is_module ? "module" : "built in", NULL);
 	if (st->kb.kvm_is_module)
 		report_item("kvm module BTF (/sys/kernel/btf/kvm)", yes_no(st->kb.kvm != NULL),
-			    "%s", st->kb.kvm ? "KVM's types come from it"
-			    : exists("/sys/kernel/btf/kvm") ? "present but could not be loaded"
-			    : "missing: needs CONFIG_DEBUG_INFO_BTF_MODULES");
+			    "%s",
+			    st->kb.kvm ? "KVM's types come from it"
+			    : exists("/sys/kernel/btf/kvm")
+				    ? "present but could not be loaded"
+				    : "missing: needs CONFIG_DEBUG_INFO_BTF_MODULES");
 	else if (has_kvm)
 		report_item("kvm module BTF (/sys/kernel/btf/kvm)", "n/a",
 			    "KVM is built in: its types are in vmlinux BTF");
@@ -98,7 +102,7 @@ void check_kernel(struct check_state *st)
 		    *buf ? NULL : "no vendor module loaded: /dev/kvm cannot run VMs");
 	sysinfo_tdp_mmu(tdp, sizeof(tdp));
 	report_item("kvm.tdp_mmu", tdp, "%s",
-		    !strcmp(tdp, "Y")   ? "TDP MMU: faults go through kvm_tdp_page_fault"
+		    !strcmp(tdp, "Y")	? "TDP MMU: faults go through kvm_tdp_page_fault"
 		    : !strcmp(tdp, "N") ? "no TDP MMU: faults go through the shadow MMU code"
 					: "parameter not found");
 	vendor_param("kvm_intel", "ept", "EPT (hardware TDP)");

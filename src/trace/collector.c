@@ -364,41 +364,50 @@ int collector_trace_pid(struct collector *c, int pid)
 	return 0;
 }
 
-static const char *cached_name(struct collector *c, int tgid, int tid)
+static void remember_name(struct collector *c, int tgid, int tid, const char *comm)
 {
 	struct thread_name *n;
 
 	for (size_t i = 0; i < c->n_names; i++)
 		if (c->names[i].tgid == tgid && c->names[i].tid == tid)
-			return c->names[i].comm;
+			return;
 	n = realloc(c->names, (c->n_names + 1) * sizeof(*n));
 	if (!n)
-		return "";
+		return;
 	c->names = n;
-	n = &c->names[c->n_names];
+	n = &c->names[c->n_names++];
 	n->tgid = tgid;
 	n->tid = tid;
-	proc_comm("/proc", tgid, tid, n->comm, sizeof(n->comm));
-	/* a thread gone before we looked stays unnamed; try again next tick */
-	if (!n->comm[0])
-		return "";
-	c->n_names++;
-	return n->comm;
+	snprintf(n->comm, sizeof(n->comm), "%.15s", comm);
+}
+
+static bool named(const struct collector *c, int tgid, int tid)
+{
+	for (size_t i = 0; i < c->n_names; i++)
+		if (c->names[i].tgid == tgid && c->names[i].tid == tid)
+			return true;
+	return false;
 }
 
 void collector_tick(struct collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.thread_stats);
 	struct kvmmmu_thread_key k, next;
+	struct kvmmmu_thread_stats *s;
 	int last_tgid = -1;
 
 	if (bpf_map_get_next_key(fd, NULL, &k))
 		return;
+	s = malloc(sizeof(*s));
+	if (!s)
+		return;
 	for (;;) {
 		int more = !bpf_map_get_next_key(fd, &k, &next);
 
-		cached_name(c, (int)k.tgid, 0);
-		cached_name(c, (int)k.tgid, (int)k.tid);
+		if (!named(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s)) {
+			remember_name(c, (int)k.tgid, 0, s->process);
+			remember_name(c, (int)k.tgid, (int)k.tid, s->comm);
+		}
 		/* The /proc map is only needed where BPF could not name the vCPU. */
 		if ((int)k.tgid != last_tgid && kill((pid_t)k.tgid, 0) == 0) {
 			vcpu_map_scan(&c->vcpus, "/proc", (int)k.tgid);
@@ -408,6 +417,7 @@ void collector_tick(struct collector *c)
 			break;
 		k = next;
 	}
+	free(s);
 }
 
 static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
@@ -421,7 +431,7 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	if (!vm)
 		return;
 	if (!vm->comm[0])
-		snprintf(vm->comm, sizeof(vm->comm), "%s", cached_name(c, vm->pid, 0));
+		snprintf(vm->comm, sizeof(vm->comm), "%.15s", s->process);
 	if (c->opts.attribution == ATTRIBUTE_AUTO && s->vcpu_id >= 0)
 		vcpu = s->vcpu_id;
 	else
@@ -430,7 +440,7 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	if (!row)
 		return;
 	if (!row->comm[0])
-		snprintf(row->comm, sizeof(row->comm), "%s", cached_name(c, vm->pid, (int)k->tid));
+		snprintf(row->comm, sizeof(row->comm), "%.15s", s->comm);
 
 	memcpy(f.counters, s->counters, sizeof(f.counters));
 	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# kvmmmu-hist against KVM's own statistics, on real faults from kvmmmu-load:
+# per vCPU, faults == pf_taken, ret_pf_fixed == pf_fixed and
+# ret_pf_spurious == pf_spurious, exactly.
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(need_kvm); then
+	skip hist/all "$why"
+	exit 0
+fi
+HIST=$BUILD/kvmmmu-hist
+LOAD=$BUILD/kvmmmu-load
+CSVLINT=$BUILD/tests/tools/csvlint
+
+# agree NAME HIST_CSV LOAD_CSV PID VCPUS: BPF figures equal KVM's for every vCPU
+agree() {
+	local name=$1 h=$2 l=$3 pid=$4 vcpus=$5 v bpf kvm pair
+	for v in $(seq 0 $((vcpus - 1))); do
+		for pair in faults:pf_taken ret_pf_fixed:pf_fixed ret_pf_spurious:pf_spurious; do
+			bpf=$(awk -F, -v m="${pair%%:*}" -v v=$v -v p=$pid \
+				'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == "" { x = $8 } END { print x }' "$h")
+			kvm=$(csv_value "$l" kvm_stats "${pair#*:}" $v)
+			check "hist/$name-vcpu$v-${pair%%:*}" "bpf ${pair%%:*}=$bpf, KVM ${pair#*:}=$kvm" \
+				test -n "$bpf" -a "$bpf" = "$kvm"
+		done
+	done
+}
+
+# last BPF value of METRIC for PID, vCPU V (empty V: the VM), bucket LE
+bpf_value() {
+	awk -F, -v m="$2" -v v="$4" -v p="$3" -v le="$5" \
+		'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == le { x = $8 } END { print x }' "$1"
+}
+
+# --- populate, 2 vCPUs, as a command under kvmmmu-hist
+"$HIST" --per-vcpu --csv "$TMP/h1.csv" --label t1 -- "$LOAD" --vcpus 2 --mem 64M --csv "$TMP/l1.csv" \
+	>"$TMP/h1.out" 2>&1
+rc=$?
+check hist/command-exit-0 "exit $rc: $(tail -3 "$TMP/h1.out")" test $rc = 0
+pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l1.csv")
+agree populate "$TMP/h1.csv" "$TMP/l1.csv" "$pid" 2
+check hist/csv-valid "$("$CSVLINT" "$TMP/h1.csv" 2>&1)" "$CSVLINT" "$TMP/h1.csv"
+check hist/header-says-mode "no probe header" grep -q '^Probes: .*kvm_mmu_set_spte (tp_btf\|raw_tp)' "$TMP/h1.out"
+if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+	check hist/header-says-unavailable "no 'Cannot show fault_ns' line" \
+		grep -q '^Cannot show fault_ns: ' "$TMP/h1.out"
+fi
+# histogram counts add up: +Inf bucket == _count == fixed faults walked on the shadow path
+for v in 0 1; do
+	count=$(bpf_value "$TMP/h1.csv" walk_to_spte_ns_count "$pid" $v "")
+	inf=$(bpf_value "$TMP/h1.csv" walk_to_spte_ns "$pid" $v "+Inf")
+	fixed=$(bpf_value "$TMP/h1.csv" ret_pf_fixed "$pid" $v "")
+	check "hist/vcpu$v-hist-count-is-fixed" "count=$count +Inf=$inf fixed=$fixed" \
+		test -n "$count" -a "$count" = "$inf" -a "$count" = "$fixed"
+	buckets=$(awk -F, -v m=walk_to_spte_ns -v v=$v -v p="$pid" \
+		'!/^#/ && $6 == m && $4 == v && $2 == p && $7 != "" && $7 != "+Inf" { x = $8 } END { print x }' "$TMP/h1.csv")
+	check "hist/vcpu$v-last-bucket-is-count" "last cumulative bucket $buckets, count $count" \
+		test "$buckets" = "$count"
+done
+check hist/text-per-vcpu "no per-vCPU block" grep -q "^VM pid $pid vCPU 1 (CPU 1/KVM)" "$TMP/h1.out"
+check hist/text-percentiles "no percentile line" grep -q '^    p50 .* p99.9 .* max ' "$TMP/h1.out"
+
+# --- dirty logging: every iteration refaults every page, still exact
+"$HIST" --csv "$TMP/h2.csv" -- "$LOAD" --vcpus 2 --mem 16M --dirty-log 2 --csv "$TMP/l2.csv" \
+	>"$TMP/h2.out" 2>&1 || fail hist/dirty-log-runs "$(tail -2 "$TMP/h2.out")"
+pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l2.csv")
+agree dirty-log "$TMP/h2.csv" "$TMP/l2.csv" "$pid" 2
+
+# --- a VMM that names no thread: vCPUs still attributed by id
+"$HIST" --per-vcpu --csv "$TMP/h3.csv" -- "$LOAD" --vcpus 2 --mem 16M --thread-names plain \
+	--csv "$TMP/l3.csv" >"$TMP/h3.out" 2>&1
+pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l3.csv")
+agree unnamed-threads "$TMP/h3.csv" "$TMP/l3.csv" "$pid" 2
+
+# --- a second VM running at the same time is excluded by -p NAME
+cp "$LOAD" "$TMP/vmm-one"
+cp "$LOAD" "$TMP/vmm-two"
+"$HIST" -p vmm-one --wait -d 5 --per-vcpu --csv "$TMP/h4.csv" >"$TMP/h4.out" 2>&1 &
+hist=$!
+sleep 1.5 # BPF attached
+"$TMP/vmm-one" --vcpus 2 --mem 16M --csv "$TMP/l4.csv" >/dev/null 2>&1 &
+"$TMP/vmm-two" --vcpus 1 --mem 16M --csv "$TMP/l5.csv" >/dev/null 2>&1
+wait %2 2>/dev/null
+wait $hist
+one=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l4.csv")
+two=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l5.csv")
+agree name-match "$TMP/h4.csv" "$TMP/l4.csv" "$one" 2
+check hist/other-vm-excluded "rows for pid $two" \
+	test -z "$(awk -F, -v p="$two" '!/^#/ && $2 == p' "$TMP/h4.csv")"
+
+# --- -p PID: only that VM, and tracing ends when it exits
+"$LOAD" --vcpus 1 --mem 8M --duration 4 --dirty-log 1 --csv "$TMP/l6.csv" >/dev/null 2>&1 &
+target=$!
+"$LOAD" --vcpus 1 --mem 8M --duration 3 --dirty-log 1 >/dev/null 2>&1 &
+other=$!
+sleep 0.5
+timeout 20 "$HIST" -p $target --csv "$TMP/h6.csv" >"$TMP/h6.out" 2>&1
+rc=$?
+wait $other
+check hist/pid-ends-with-target "exit $rc" test $rc = 0
+check hist/pid-only-target "rows for other pid $other" \
+	test -z "$(awk -F, -v p="$other" '!/^#/ && $2 == p' "$TMP/h6.csv")"
+faults=$(bpf_value "$TMP/h6.csv" faults $target "" "")
+check hist/pid-counts-target "faults=$faults" test "${faults:-0}" -gt 0
+
+# --- bad input: one line, non-zero exit
+bad() {
+	local name=$1 want=$2
+	shift 2
+	timeout 20 "$HIST" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	local rc=$? first
+	first=$(grep -c '^kvmmmu-hist: ' "$TMP/bad.err")
+	if [ $rc = "$want" ] && [ "$first" -ge 1 ] && [ "$(grep -vc '^Try\|^Usage' "$TMP/bad.err")" = 1 ]; then
+		pass "hist/bad-$name"
+	else
+		fail "hist/bad-$name" "exit $rc (want $want): $(head -c 300 "$TMP/bad.err")"
+	fi
+}
+bad unknown-pid 1 -p 999999999
+bad unknown-name 1 -p no-such-vmm-name
+bad bad-interval 2 0
+bad bad-interval-text 2 soon
+bad bad-count 2 1 0
+bad bad-duration 2 -d -1
+bad bad-metric 2 --metric faults,bogus_ns
+bad bad-probe-mode 2 --probe-mode uprobe
+bad unwritable-csv 1 --csv /nonexistent/dir/x.csv -d 1
+bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
+bad bad-vcpu 2 --vcpu x
+bad nothing-after-dashes 2 --
+exit 0
