@@ -43,7 +43,6 @@ void check_open_collector(struct check_state *st, const struct check_env *env)
 		.filter_pids = true,
 	};
 
-	st->mode = env->mode;
 	st->collector_err = collector_open(&st->c, &opts);
 	st->collector_open = !st->collector_err;
 	if (!st->collector_open)

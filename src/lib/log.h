@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/* Defined by each command's main file. */
+/* Each command defines these in its main file (weak defaults in log.c). */
 extern const char *log_prog; /* prefixed to every error */
 extern bool log_verbose;
 

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0
+/* RET_PF_* decoding: from BTF (built to match 6.1 and 6.12, and the running kernel's) and tracefs. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/btf.h>
+#include <cmocka.h>
+
+#include "kernel_btf.h"
+#include "ret_pf.h"
+
+/* An anonymous enum among other enums, as KVM's BTF has it. */
+static struct btf *btf_with(const char *const *names, int n)
+{
+	struct btf *b = btf__new_empty();
+	int id;
+
+	assert_non_null(b);
+	id = btf__add_enum(b, "kvm_mmu_type", 4);
+	assert_true(id > 0);
+	assert_int_equal(btf__add_enum_value(b, "KVM_SHADOW", 0), 0);
+	id = btf__add_enum(b, NULL, 4);
+	assert_true(id > 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(btf__add_enum_value(b, names[i], i), 0);
+	return b;
+}
+
+static void decodes_6_1_layout(void **state)
+{
+	static const char *const v61[] = {"RET_PF_CONTINUE", "RET_PF_RETRY", "RET_PF_EMULATE",
+					  "RET_PF_INVALID", "RET_PF_FIXED", "RET_PF_SPURIOUS"};
+	struct btf *b = btf_with(v61, 6);
+	struct ret_pf_table t;
+
+	(void)state;
+	assert_int_equal(ret_pf_from_btf(&t, b), 0);
+	assert_int_equal(ret_pf_value(&t, "fixed"), 4);
+	assert_int_equal(ret_pf_value(&t, "spurious"), 5);
+	assert_int_equal(ret_pf_value(&t, "write_protected"), -1);
+	assert_int_equal(t.source, RET_PF_FROM_BTF);
+	ret_pf_free(&t);
+	btf__free(b);
+}
+
+static void decodes_6_12_layout(void **state)
+{
+	static const char *const v612[] = {"RET_PF_CONTINUE", "RET_PF_RETRY", "RET_PF_EMULATE",
+					   "RET_PF_WRITE_PROTECTED", "RET_PF_INVALID", "RET_PF_FIXED",
+					   "RET_PF_SPURIOUS"};
+	struct btf *b = btf_with(v612, 7);
+	struct ret_pf_table t;
+
+	(void)state;
+	assert_int_equal(ret_pf_from_btf(&t, b), 0);
+	assert_int_equal(ret_pf_value(&t, "write_protected"), 3);
+	assert_int_equal(ret_pf_value(&t, "fixed"), 5);
+	assert_int_equal(ret_pf_value(&t, "spurious"), 6);
+	assert_string_equal(t.name[0], "continue");
+	ret_pf_free(&t);
+	btf__free(b);
+}
+
+static void no_enumerators_is_enoent(void **state)
+{
+	struct btf *b = btf_with(NULL, 0);
+	struct ret_pf_table t;
+
+	(void)state;
+	assert_int_equal(ret_pf_from_btf(&t, b), -ENOENT);
+	btf__free(b);
+}
+
+/* The running kernel: the table must agree with what bpftool would print for its BTF. */
+static void running_kernel(void **state)
+{
+	struct kernel_btf kb;
+	struct ret_pf_table t;
+	int fixed, spurious;
+
+	(void)state;
+	if (kernel_btf_load(&kb)) {
+		printf("SKIP: no kernel BTF\n");
+		skip();
+	}
+	assert_int_equal(ret_pf_from_btf(&t, kernel_btf_kvm_types(&kb)), 0);
+	fixed = ret_pf_value(&t, "fixed");
+	spurious = ret_pf_value(&t, "spurious");
+	/* every kernel since 5.10 has FIXED then SPURIOUS, after INVALID */
+	assert_true(fixed > 0);
+	assert_int_equal(spurious, fixed + 1);
+	assert_int_equal(ret_pf_value(&t, "invalid"), fixed - 1);
+	ret_pf_free(&t);
+	kernel_btf_free(&kb);
+}
+
+static const char fixed_format[] =
+	"name: fast_page_fault\n"
+	"print fmt: \"vcpu %d gva %llx error_code %s sptep %p old %#llx new %llx spurious %d "
+	"fixed %d\", REC->vcpu_id, REC->cr2_or_gpa, __print_flags(REC->error_code, \"|\"), "
+	"REC->sptep, REC->old_spte, REC->new_spte, REC->ret == 6, REC->ret == 5\n";
+
+static const char unfixed_format[] =
+	"name: fast_page_fault\n"
+	"print fmt: \"... spurious %d fixed %d\", REC->vcpu_id, REC->ret == RET_PF_SPURIOUS, "
+	"REC->ret == RET_PF_FIXED\n";
+
+static void tracefs_format(void **state)
+{
+	struct ret_pf_table t;
+
+	(void)state;
+	assert_int_equal(ret_pf_from_format(&t, fixed_format), 0);
+	assert_int_equal(ret_pf_value(&t, "spurious"), 6);
+	assert_int_equal(ret_pf_value(&t, "fixed"), 5);
+	assert_int_equal(t.source, RET_PF_FROM_TRACEFS);
+	assert_false(ret_pf_format_lacks_enum_fix(fixed_format));
+	ret_pf_free(&t);
+	assert_true(ret_pf_format_lacks_enum_fix(unfixed_format));
+	assert_int_equal(ret_pf_from_format(&t, unfixed_format), -ENOENT);
+	assert_int_equal(ret_pf_from_format(&t, "name: x\n"), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(decodes_6_1_layout),
+		cmocka_unit_test(decodes_6_12_layout),
+		cmocka_unit_test(no_enumerators_is_enoent),
+		cmocka_unit_test(running_kernel),
+		cmocka_unit_test(tracefs_format),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
