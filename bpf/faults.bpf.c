@@ -467,8 +467,7 @@ int BPF_PROG(kvm_tdp_page_fault_fentry)
 	return on_handler_entry();
 }
 SEC("fexit/kvm_tdp_page_fault")
-int BPF_PROG(kvm_tdp_page_fault_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault,
-	     int ret)
+int BPF_PROG(kvm_tdp_page_fault_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, int ret)
 {
 	return on_handler_exit(ret, false);
 }

@@ -12,8 +12,9 @@
 
 #define KVMMMU_HIST_SUB_BITS 2
 #define KVMMMU_HIST_SUB (1 << KVMMMU_HIST_SUB_BITS)
-#define KVMMMU_HIST_MAX_LOG2 40 /* 2^41 ns ~ 36 minutes: everything above shares the last bucket */
-#define KVMMMU_HIST_BUCKETS \
+/* Values from 2^41 ns (~36 minutes) on share the last bucket. */
+#define KVMMMU_HIST_MAX_LOG2 40
+#define KVMMMU_HIST_BUCKETS                                                                        \
 	(KVMMMU_HIST_SUB + (KVMMMU_HIST_MAX_LOG2 - KVMMMU_HIST_SUB_BITS + 1) * KVMMMU_HIST_SUB)
 
 struct kvmmmu_hist {

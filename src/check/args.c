@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "cli.h"
 #include "log.h"
 #include "sysinfo.h"
 
@@ -36,8 +37,6 @@ static const struct argp_option options[] = {
 	{},
 };
 
-static FILE *quiet;
-
 __attribute__((format(printf, 1, 2), noreturn)) static void usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -56,12 +55,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 
 	switch (key) {
 	case ARGP_KEY_INIT:
-		/*
-		 * getopt already says "unrecognized option" in one line: drop
-		 * argp's second line ("Try --help") so usage errors stay one line.
-		 */
-		if (quiet)
-			state->err_stream = quiet;
+		cli_key_init(state);
 		break;
 	case OPT_PROBE_MODE:
 		if (probe_mode_parse(arg, &env->mode))
@@ -89,11 +83,5 @@ void check_parse_args(int argc, char **argv, struct check_env *env)
 	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 
 	env->mode = PROBE_MODE_AUTO;
-	argp_err_exit_status = 2;
-	quiet = fopen("/dev/null", "w");
-	if (argp_parse(&argp, argc, argv, 0, NULL, env))
-		exit(2);
-	if (quiet)
-		fclose(quiet);
-	quiet = NULL;
+	cli_parse(&argp, argc, argv, 0, env);
 }

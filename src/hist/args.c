@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "cli.h"
 #include "log.h"
 #include "parse.h"
 #include "sysinfo.h"
@@ -43,7 +44,8 @@ static const char doc[] =
 	"    kvmmmu-hist --probe-mode tracepoint -d 10\n";
 
 static const struct argp_option options[] = {
-	{"pid", 'p', "PID|NAME", 0, "Trace this process (PID, or name matched like pgrep); repeatable", 0},
+	{"pid", 'p', "PID|NAME", 0,
+	 "Trace this process (PID, or name matched like pgrep); repeatable", 0},
 	{"wait", OPT_WAIT, NULL, 0, "Keep waiting when no process matches -p yet", 0},
 	{"vcpu", OPT_VCPU, "N", 0, "Show only vCPU N", 0},
 	{"per-vcpu", OPT_PER_VCPU, NULL, 0, "Show every vCPU, not only the VM totals", 0},
@@ -54,7 +56,8 @@ static const struct argp_option options[] = {
 	{"csv", OPT_CSV, "FILE", 0, "Also write kvmmmu CSV v1 to FILE ('-' for stdout)", 0},
 	{"label", OPT_LABEL, "TEXT", 0, "Label recorded in the CSV metadata", 0},
 	{"duration", 'd', "SECS", 0, "Trace for SECS seconds", 0},
-	{"probe-mode", OPT_PROBE_MODE, "MODE", 0, "auto (default), fentry, kprobe or tracepoint", 0},
+	{"probe-mode", OPT_PROBE_MODE, "MODE", 0, "auto (default), fentry, kprobe or tracepoint",
+	 0},
 	{"attribution", OPT_ATTRIBUTION, "HOW", 0,
 	 "How threads map to vCPUs: auto (BPF, then /proc) or proc", 0},
 	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
@@ -76,6 +79,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	int err;
 
 	switch (key) {
+	case ARGP_KEY_INIT:
+		cli_key_init(state);
+		break;
 	case 'p':
 		if (env->n_specs == MAX_SPECS)
 			usage_error(state, "too many -p options (at most %d)", MAX_SPECS);
@@ -122,8 +128,10 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PROBE_MODE:
 		if (probe_mode_parse(arg, &env->mode))
-			usage_error(state, "--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
-				    arg);
+			usage_error(
+				state,
+				"--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
+				arg);
 		break;
 	case OPT_ATTRIBUTION:
 		if (!strcmp(arg, "auto"))
@@ -142,14 +150,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {
 			if (parse_seconds(arg, &env->interval))
-				usage_error(state, "interval '%s': expected a positive number of seconds",
+				usage_error(state,
+					    "interval '%s': expected a positive number of seconds",
 					    arg);
 		} else if (state->arg_num == 1) {
 			if (parse_u64_range(arg, 1, 1000000000, &v))
 				usage_error(state, "count '%s': expected a positive integer", arg);
 			env->count = (long)v;
 		} else {
-			usage_error(state, "unexpected argument '%s' (a command goes after --)", arg);
+			usage_error(state, "unexpected argument '%s' (a command goes after --)",
+				    arg);
 		}
 		break;
 	default:
@@ -161,7 +171,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 int hist_parse_args(int argc, char **argv, struct hist_env *env)
 {
 	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
-	int end = argc, err;
+	int end = argc;
 
 	env->vcpu = -1;
 	env->unit_ns = 1;
@@ -181,8 +191,6 @@ int hist_parse_args(int argc, char **argv, struct hist_env *env)
 		}
 	}
 	env->command_line = sysinfo_join_argv(argc, argv);
-	err = argp_parse(&argp, end, argv, ARGP_IN_ORDER, NULL, env);
-	if (err)
-		exit(2);
+	cli_parse(&argp, end, argv, ARGP_IN_ORDER, env);
 	return 0;
 }

@@ -13,8 +13,8 @@
 struct hist_env {
 	struct proc_spec specs[MAX_SPECS];
 	int n_specs;
-	bool wait;	 /* keep waiting for -p matches that do not exist yet */
-	int vcpu;	 /* --vcpu, -1 for all */
+	bool wait; /* keep waiting for -p matches that do not exist yet */
+	int vcpu;  /* --vcpu, -1 for all */
 	bool per_vcpu;
 	bool timestamp;
 	double interval; /* seconds, 0: only the final summary */

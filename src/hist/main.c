@@ -28,7 +28,7 @@
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;
 
-#define TICK_NS 100000000L    /* how often to look for new VMs and vCPU threads */
+#define TICK_NS 100000000L /* how often to look for new VMs and vCPU threads */
 #define MAX_TRACED 1024
 
 static volatile sig_atomic_t exiting;
@@ -109,7 +109,8 @@ static void find_targets(struct hist_run *r)
 		if (n->tid)
 			continue;
 		for (int s = 0; s < r->env.n_specs; s++)
-			if (!r->env.specs[s].pid && proc_spec_matches(&r->env.specs[s], n->tgid, n->comm))
+			if (!r->env.specs[s].pid &&
+			    proc_spec_matches(&r->env.specs[s], n->tgid, n->comm))
 				trace_pid(r, n->tgid);
 	}
 }

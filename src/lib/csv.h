@@ -24,13 +24,13 @@ enum csv_value_kind {
 };
 
 struct csv_row {
-	double ts;	    /* seconds since the epoch */
+	double ts; /* seconds since the epoch */
 	int pid;
 	const char *comm;
 	int vcpu;	    /* CSV_NO_VCPU for VM-wide rows */
 	const char *source; /* "kvm_stats", "load", "bpf" */
 	const char *metric;
-	const char *le;	    /* histogram bucket bound, NULL otherwise */
+	const char *le; /* histogram bucket bound, NULL otherwise */
 	enum csv_value_kind kind;
 	uint64_t u64;
 	double f64;

@@ -92,10 +92,11 @@ static int read_record(struct cursor *c, char **fields, int *n_fields)
 					} else {
 						c->p++;
 						quoted = false;
-						if (c->p < c->end && *c->p != ',' && *c->p != '\n' &&
-						    *c->p != '\r') {
+						if (c->p < c->end && *c->p != ',' &&
+						    *c->p != '\n' && *c->p != '\r') {
 							free(buf);
-							return fail(c, "text after a closing quote");
+							return fail(c,
+								    "text after a closing quote");
 						}
 						continue;
 					}

@@ -25,8 +25,8 @@ int kvm_stats_parse(struct kvm_stats *s, const void *buf, size_t len)
 	if (!h->name_size || h->name_size > MAX_NAME_SIZE || h->num_desc > MAX_DESCS)
 		return -EINVAL;
 	desc_len = sizeof(struct kvm_stats_desc) + h->name_size;
-	if (h->id_offset > len || len - h->id_offset < h->name_size ||
-	    h->desc_offset > len || (len - h->desc_offset) / desc_len < h->num_desc)
+	if (h->id_offset > len || len - h->id_offset < h->name_size || h->desc_offset > len ||
+	    (len - h->desc_offset) / desc_len < h->num_desc)
 		return -EINVAL;
 
 	s->id = strndup((const char *)buf + h->id_offset, h->name_size);

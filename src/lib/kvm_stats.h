@@ -14,8 +14,8 @@ struct kvm_stat_desc_info {
 	char *name;
 	uint32_t flags; /* KVM_STATS_TYPE_* | KVM_STATS_UNIT_* | KVM_STATS_BASE_* */
 	int16_t exponent;
-	uint16_t size;	   /* number of u64 values (>1 for histograms) */
-	uint32_t offset;   /* byte offset from the data block */
+	uint16_t size;	 /* number of u64 values (>1 for histograms) */
+	uint32_t offset; /* byte offset from the data block */
 	uint32_t bucket_size;
 	size_t value_index; /* index of the first value in kvm_stats.values */
 };

@@ -234,8 +234,8 @@ int run_start(struct vm *vm, enum thread_names names)
 		/* QEMU's names by default, so tools treat us like a VM; others to test them. */
 		if (names == THREAD_NAMES_PLAIN)
 			continue;
-		snprintf(name, sizeof(name), names == THREAD_NAMES_QEMU ? "CPU %d/KVM" : "fc_vcpu %d",
-			 v->id);
+		snprintf(name, sizeof(name),
+			 names == THREAD_NAMES_QEMU ? "CPU %d/KVM" : "fc_vcpu %d", v->id);
 		pthread_setname_np(v->thread, name);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

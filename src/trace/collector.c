@@ -21,16 +21,11 @@ static const struct {
 	const char *group, *event;
 	bool optional;
 } tracepoints[] = {
-	{"kvmmmu", "kvm_mmu_pagetable_walk", false},
-	{"kvmmmu", "kvm_mmu_walker_error", false},
-	{"kvmmmu", "kvm_mmu_spte_requested", false},
-	{"kvmmmu", "kvm_mmu_set_spte", false},
-	{"kvmmmu", "fast_page_fault", false},
-	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false},
-	{"kvmmmu", "handle_mmio_page_fault", false},
-	{"kvmmmu", "mark_mmio_spte", false},
-	{"kvmmmu", "kvm_mmu_paging_element", true},
-	{"kvm", "kvm_page_fault", false},
+	{"kvmmmu", "kvm_mmu_pagetable_walk", false}, {"kvmmmu", "kvm_mmu_walker_error", false},
+	{"kvmmmu", "kvm_mmu_spte_requested", false}, {"kvmmmu", "kvm_mmu_set_spte", false},
+	{"kvmmmu", "fast_page_fault", false},	     {"kvmmmu", "kvm_tdp_mmu_spte_changed", false},
+	{"kvmmmu", "handle_mmio_page_fault", false}, {"kvmmmu", "mark_mmio_spte", false},
+	{"kvmmmu", "kvm_mmu_paging_element", true},  {"kvm", "kvm_page_fault", false},
 };
 
 /* Function probes; "exit" ones also need a return probe. */
@@ -39,10 +34,8 @@ static const struct {
 	bool has_exit;
 	bool defines_outcome; /* needed for function-probe outcomes */
 } functions[] = {
-	{"kvm_mmu_page_fault", true, true},
-	{"kvm_tdp_page_fault", true, true},
-	{"paging64_page_fault", true, true},
-	{"direct_page_fault", false, false},
+	{"kvm_mmu_page_fault", true, true},	  {"kvm_tdp_page_fault", true, true},
+	{"paging64_page_fault", true, true},	  {"direct_page_fault", false, false},
 	{"kvm_vcpu_gfn_to_memslot", true, false},
 };
 
@@ -51,8 +44,7 @@ static const struct {
 
 const char *attach_kind_str(enum attach_kind k)
 {
-	static const char *const names[] = {"unavailable", "fentry", "kprobe", "tp_btf",
-					    "raw_tp"};
+	static const char *const names[] = {"unavailable", "fentry", "kprobe", "tp_btf", "raw_tp"};
 	return names[k];
 }
 
@@ -234,8 +226,8 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC])
 
 static int attach_one(struct collector *c, struct probe_status *p)
 {
-	static const char *const suffixes[] = {"fentry", "fexit", "kprobe", "kretprobe", "btf",
-					       "raw"};
+	static const char *const suffixes[] = {"fentry",    "fexit", "kprobe",
+					       "kretprobe", "btf",   "raw"};
 	int attached = 0;
 
 	for (size_t s = 0; s < sizeof(suffixes) / sizeof(suffixes[0]); s++) {
@@ -290,12 +282,13 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	for (size_t i = 0; i < N_FUNC; i++) {
 		struct probe_status tmp = {};
 
-		func_kind[i] = opts->mode == PROBE_MODE_TRACEPOINT
-				       ? ATTACH_NONE
-				       : choose_function(c, functions[i].func, tmp.why,
-							 sizeof(tmp.why));
+		func_kind[i] =
+			opts->mode == PROBE_MODE_TRACEPOINT
+				? ATTACH_NONE
+				: choose_function(c, functions[i].func, tmp.why, sizeof(tmp.why));
 		snprintf(c->probes[i].why, sizeof(c->probes[i].why), "%s",
-			 opts->mode == PROBE_MODE_TRACEPOINT ? "--probe-mode tracepoint" : tmp.why);
+			 opts->mode == PROBE_MODE_TRACEPOINT ? "not tried (--probe-mode tracepoint)"
+							     : tmp.why);
 	}
 
 	/* An attach that fails after load changes what the programs must do: reload without it. */

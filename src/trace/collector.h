@@ -31,14 +31,14 @@ enum attach_kind {
 
 /* How threads are tied to vCPUs. */
 enum attribution {
-	ATTRIBUTE_AUTO,	 /* kvm_running_vcpu from BPF, else /proc */
-	ATTRIBUTE_PROC,	 /* /proc only (KVM_RUN sightings, then "CPU N/KVM" names) */
+	ATTRIBUTE_AUTO, /* kvm_running_vcpu from BPF, else /proc */
+	ATTRIBUTE_PROC, /* /proc only (KVM_RUN sightings, then "CPU N/KVM" names) */
 };
 
 struct probe_status {
-	const char *name; /* function, or tracepoint event name */
+	const char *name;  /* function, or tracepoint event name */
 	const char *group; /* "kvmmmu", "kvm", or NULL for functions */
-	bool optional;	  /* off unless asked for (costs events on every fault) */
+	bool optional;	   /* off unless asked for (costs events on every fault) */
 	bool wanted;
 	enum attach_kind kind;
 	char why[192]; /* why it is not attached */

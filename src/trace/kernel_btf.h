@@ -9,9 +9,9 @@ struct btf;
 
 struct kernel_btf {
 	struct btf *vmlinux;
-	struct btf *kvm;      /* NULL when KVM is built in or the module has no BTF */
-	bool kvm_is_module;   /* /sys/module/kvm/initstate exists */
-	int err;	      /* why vmlinux BTF is missing, -errno */
+	struct btf *kvm;    /* NULL when KVM is built in or the module has no BTF */
+	bool kvm_is_module; /* /sys/module/kvm/initstate exists */
+	int err;	    /* why vmlinux BTF is missing, -errno */
 };
 
 int kernel_btf_load(struct kernel_btf *kb);

@@ -26,12 +26,9 @@ const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS] = {
 };
 
 const char *const kvmmmu_hist_names[KVMMMU_N_HISTS] = {
-	[KVMMMU_HIST_FAULT] = "fault_ns",
-	[KVMMMU_HIST_FAST] = "fast_path_ns",
-	[KVMMMU_HIST_SLOW] = "slow_path_ns",
-	[KVMMMU_HIST_WALK] = "walk_ns",
-	[KVMMMU_HIST_MEMSLOT] = "memslot_ns",
-	[KVMMMU_HIST_WALK_TO_SPTE] = "walk_to_spte_ns",
+	[KVMMMU_HIST_FAULT] = "fault_ns",     [KVMMMU_HIST_FAST] = "fast_path_ns",
+	[KVMMMU_HIST_SLOW] = "slow_path_ns",  [KVMMMU_HIST_WALK] = "walk_ns",
+	[KVMMMU_HIST_MEMSLOT] = "memslot_ns", [KVMMMU_HIST_WALK_TO_SPTE] = "walk_to_spte_ns",
 };
 
 int counter_index(const char *name)

@@ -81,8 +81,8 @@ void proc_comm(const char *proc_root, int pid, int tid, char *buf, size_t len)
 	fclose(f);
 }
 
-int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self,
-	       int *pids, size_t max)
+int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self, int *pids,
+	       size_t max)
 {
 	DIR *d = opendir(proc_root);
 	struct dirent *e;

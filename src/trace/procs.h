@@ -21,8 +21,8 @@ bool proc_spec_matches(const struct proc_spec *s, int pid, const char *comm);
  * Appends to PIDS (capacity MAX) every process under PROC_ROOT ("/proc")
  * matching any of the N specs, except SELF. Returns how many matched, or -errno.
  */
-int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self,
-	       int *pids, size_t max);
+int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self, int *pids,
+	       size_t max);
 /* The comm of PID (or of TID when tid > 0), "" when gone. */
 void proc_comm(const char *proc_root, int pid, int tid, char *buf, size_t len);
 /* Whether PID has a KVM VM open (an fd named anon_inode:kvm-vm). */

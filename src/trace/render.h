@@ -23,8 +23,8 @@ struct render_opts {
 	const struct collector *c;
 	bool show[N_SECTIONS];
 	bool per_vcpu;
-	int only_vcpu; /* -1: all */
-	double unit_ns; /* 1, 1e3 or 1e6 */
+	int only_vcpu;	  /* -1: all */
+	double unit_ns;	  /* 1, 1e3 or 1e6 */
 	const char *unit; /* "nsecs", "usecs", "msecs" */
 };
 
@@ -36,7 +36,8 @@ const char *section_name(int section);
 void render_probe_header(FILE *f, const struct render_opts *o);
 void render_text(FILE *f, const struct model *m, const struct render_opts *o);
 /* Prints a histogram folded into log2 rows with count bars, then its percentiles. */
-void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title, const struct render_opts *o);
+void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
+		 const struct render_opts *o);
 
 /* CSV v1 rows (source=bpf) for every VM, vCPU and unattributed thread. */
 int render_csv(struct csv_writer *w, const struct model *m, const struct render_opts *o, double ts);

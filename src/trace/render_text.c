@@ -5,8 +5,7 @@
 
 #include "render.h"
 
-static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths", "memslot",
-							   "events"};
+static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths", "memslot", "events"};
 
 const char *section_name(int section)
 {
@@ -206,8 +205,8 @@ static void render_figures(FILE *f, const struct figures *fg, const struct rende
 		render_outcomes(f, fg, o->c);
 	if (o->show[SECTION_PATHS])
 		render_paths(f, fg);
-	if (o->show[SECTION_MEMSLOT] && collector_hist_available(o->c, KVMMMU_HIST_MEMSLOT,
-								 &(const char *){NULL}))
+	if (o->show[SECTION_MEMSLOT] &&
+	    collector_hist_available(o->c, KVMMMU_HIST_MEMSLOT, &(const char *){NULL}))
 		render_memslot(f, fg);
 	if (o->show[SECTION_EVENTS])
 		render_events(f, fg);
@@ -247,7 +246,8 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 		}
 	}
 	if (m->health.drops || m->health.bad_ret)
-		fprintf(f, "\nWARNING: %llu events dropped (thread map full), %llu unexpected "
-			   "RET_PF values: figures are incomplete.\n",
+		fprintf(f,
+			"\nWARNING: %llu events dropped (thread map full), %llu unexpected "
+			"RET_PF values: figures are incomplete.\n",
 			(unsigned long long)m->health.drops, (unsigned long long)m->health.bad_ret);
 }

@@ -14,12 +14,18 @@
 
 static char *write_sample(size_t *len)
 {
-	const struct csv_meta meta = {.tool = "test", .label = "tdp=N, run 1", .command_line = "a b"};
+	const struct csv_meta meta = {
+		.tool = "test", .label = "tdp=N, run 1", .command_line = "a b"};
 	struct csv_writer w;
 	char *buf = NULL;
 	FILE *f = open_memstream(&buf, len);
-	struct csv_row row = {.ts = 1764484390.5, .pid = 42, .comm = "CPU 0/KVM", .vcpu = 0,
-			      .source = "kvm_stats", .metric = "pf_taken", .kind = CSV_U64,
+	struct csv_row row = {.ts = 1764484390.5,
+			      .pid = 42,
+			      .comm = "CPU 0/KVM",
+			      .vcpu = 0,
+			      .source = "kvm_stats",
+			      .metric = "pf_taken",
+			      .kind = CSV_U64,
 			      .u64 = 18446744073709551615ULL};
 
 	assert_non_null(f);
@@ -90,7 +96,8 @@ static void rejects(void **state)
 		{"1,2,c,0,bpf,m,,1\n1,2,c,0,bpf,m,,x\n", "line 5: value 'x' is not a number"},
 		{"1,2,c,0,bpf,m,,1,9\n", "line 4: more than 8 fields"},
 		{"1,2,c,0,bpf,m,1\n", "line 4: expected 8 fields, found 7"},
-		{"1,2,c,v,bpf,m,,1\n", "line 4: vcpu 'v' is neither empty nor a non-negative integer"},
+		{"1,2,c,v,bpf,m,,1\n",
+		 "line 4: vcpu 'v' is neither empty nor a non-negative integer"},
 		{"1,-2,c,0,bpf,m,,1\n", "line 4: pid '-2' is not a non-negative integer"},
 		{"x,2,c,0,bpf,m,,1\n", "line 4: ts 'x' is not a non-negative number"},
 		{"1,2,c,0,,m,,1\n", "line 4: source is empty"},
@@ -123,7 +130,8 @@ static void rejects_preamble(void **state)
 		const char *err;
 	} cases[] = {
 		{"ts,pid\n", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 1')"},
-		{"# kvmmmu-csv 2\n", "line 1: unsupported format version '2' (this reader knows 1)"},
+		{"# kvmmmu-csv 2\n",
+		 "line 1: unsupported format version '2' (this reader knows 1)"},
 		{CSV_MAGIC "\n# novalue\n", "line 2: metadata line is not '# key=value'"},
 		{CSV_MAGIC "\n# a=b\nts,pid\n", "line 3: expected header '" CSV_HEADER "'"},
 		{CSV_MAGIC "\n# a=b\n", "line 2: missing header line '" CSV_HEADER "'"},
@@ -147,7 +155,8 @@ static void rejects_preamble(void **state)
 
 static void crlf_and_no_final_newline(void **state)
 {
-	char doc[] = CSV_MAGIC "\r\n# k=v\r\n" CSV_HEADER "\r\n1,2,c,,bpf,m,1.5,3\r\n1,2,c,,bpf,m,,4";
+	char doc[] =
+		CSV_MAGIC "\r\n# k=v\r\n" CSV_HEADER "\r\n1,2,c,,bpf,m,1.5,3\r\n1,2,c,,bpf,m,,4";
 	struct csv_table t;
 	char err[128];
 	FILE *f = fmemopen(doc, strlen(doc), "r");

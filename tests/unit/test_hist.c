@@ -79,7 +79,8 @@ static void percentiles_match_sorted_samples(void **state)
 	srandom(7);
 	for (int i = 0; i < N; i++) {
 		/* a long-tailed mix like fault latencies: microseconds, some milliseconds */
-		v[i] = 1000 + (__u64)(random() % 20000) + (random() % 100 == 0 ? random() % 5000000 : 0);
+		v[i] = 1000 + (__u64)(random() % 20000) +
+		       (random() % 100 == 0 ? random() % 5000000 : 0);
 		h.slots[kvmmmu_hist_slot(v[i])]++;
 		h.count++;
 		h.sum_ns += v[i];

@@ -38,14 +38,14 @@ static void build(struct fake_file *f)
 	f->h.desc_offset = offsetof(struct fake_file, desc);
 	f->h.data_offset = sizeof(*f);
 	strcpy(f->id, "kvm-1234/vcpu-0");
-	f->desc[0].d = (struct kvm_stats_desc){.flags = KVM_STATS_TYPE_CUMULATIVE, .size = 1,
-					       .offset = 16};
+	f->desc[0].d = (struct kvm_stats_desc){
+		.flags = KVM_STATS_TYPE_CUMULATIVE, .size = 1, .offset = 16};
 	strcpy(f->desc[0].name, "pf_taken");
-	f->desc[1].d = (struct kvm_stats_desc){.flags = KVM_STATS_TYPE_LOG_HIST, .size = 2,
-					       .offset = 0};
+	f->desc[1].d =
+		(struct kvm_stats_desc){.flags = KVM_STATS_TYPE_LOG_HIST, .size = 2, .offset = 0};
 	strcpy(f->desc[1].name, "halt_wait_hist");
-	f->desc[2].d = (struct kvm_stats_desc){.flags = KVM_STATS_TYPE_PEAK, .size = 1,
-					       .offset = 24};
+	f->desc[2].d =
+		(struct kvm_stats_desc){.flags = KVM_STATS_TYPE_PEAK, .size = 1, .offset = 24};
 	strcpy(f->desc[2].name, "max_mmu_rmap_size");
 }
 

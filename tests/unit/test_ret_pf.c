@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* RET_PF_* decoding: from BTF (built to match 6.1 and 6.12, and the running kernel's) and tracefs. */
+/* RET_PF_* decoding: from BTF (built to match 6.1 and 6.12, and the running kernel's) and tracefs.
+ */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,7 +35,7 @@ static struct btf *btf_with(const char *const *names, int n)
 static void decodes_6_1_layout(void **state)
 {
 	static const char *const v61[] = {"RET_PF_CONTINUE", "RET_PF_RETRY", "RET_PF_EMULATE",
-					  "RET_PF_INVALID", "RET_PF_FIXED", "RET_PF_SPURIOUS"};
+					  "RET_PF_INVALID",  "RET_PF_FIXED", "RET_PF_SPURIOUS"};
 	struct btf *b = btf_with(v61, 6);
 	struct ret_pf_table t;
 
@@ -50,9 +51,9 @@ static void decodes_6_1_layout(void **state)
 
 static void decodes_6_12_layout(void **state)
 {
-	static const char *const v612[] = {"RET_PF_CONTINUE", "RET_PF_RETRY", "RET_PF_EMULATE",
-					   "RET_PF_WRITE_PROTECTED", "RET_PF_INVALID", "RET_PF_FIXED",
-					   "RET_PF_SPURIOUS"};
+	static const char *const v612[] = {
+		"RET_PF_CONTINUE", "RET_PF_RETRY", "RET_PF_EMULATE", "RET_PF_WRITE_PROTECTED",
+		"RET_PF_INVALID",  "RET_PF_FIXED", "RET_PF_SPURIOUS"};
 	struct btf *b = btf_with(v612, 7);
 	struct ret_pf_table t;
 
@@ -129,10 +130,8 @@ static void tracefs_format(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(decodes_6_1_layout),
-		cmocka_unit_test(decodes_6_12_layout),
-		cmocka_unit_test(no_enumerators_is_enoent),
-		cmocka_unit_test(running_kernel),
+		cmocka_unit_test(decodes_6_1_layout),	    cmocka_unit_test(decodes_6_12_layout),
+		cmocka_unit_test(no_enumerators_is_enoent), cmocka_unit_test(running_kernel),
 		cmocka_unit_test(tracefs_format),
 	};
 

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* argp set up the way every kvmmmu command wants it: usage errors are one line, exit 2. */
+#ifndef KVMMMU_CLI_H
+#define KVMMMU_CLI_H
+
+#include <argp.h>
+
+#define EXIT_USAGE 2
+
+/* Call from the parser for ARGP_KEY_INIT: drops argp's "Try --help" second line. */
+void cli_key_init(struct argp_state *state);
+/* argp_parse() that exits 2 on usage errors (getopt has already said what was wrong). */
+void cli_parse(const struct argp *argp, int argc, char **argv, unsigned int flags, void *input);
+
+#endif
