@@ -7,6 +7,16 @@
 
 #include "parse.h"
 
+/* A decimal number at the start of S (no sign, no space), leaving *END after it. */
+static int parse_leading_u64(const char *s, unsigned long long *v, char **end)
+{
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno ? -ERANGE : 0;
+}
+
 int parse_size(const char *s, uint64_t *bytes)
 {
 	static const char units[] = "KMGT";
@@ -14,13 +24,10 @@ int parse_size(const char *s, uint64_t *bytes)
 	unsigned int shift = 0;
 	const char *unit;
 	char *end;
+	int err = parse_leading_u64(s, &v, &end);
 
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
+	if (err)
+		return err;
 	/* NUMBER [K|M|G|T [i]] [B] */
 	unit = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
 	if (unit) {
@@ -43,13 +50,10 @@ int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	unsigned long long v;
 	char *end;
+	int err = parse_leading_u64(s, &v, &end);
 
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
+	if (err)
+		return err;
 	if (*end)
 		return -EINVAL;
 	if (v < min || v > max)
