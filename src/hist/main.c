@@ -218,6 +218,7 @@ static int report(struct hist_run *r, struct model *prev, bool final)
 	}
 	if (r->env.timestamp)
 		print_timestamp();
+	r->ro.hide_idle = !final;
 	render_text(stdout, final || !prev ? &total : &delta, &r->ro);
 	fflush(stdout);
 	if (r->csv_open) {

@@ -218,13 +218,24 @@ static void render_figures(FILE *f, const struct figures *fg, const struct rende
 	}
 }
 
+static bool idle(const struct figures *fg)
+{
+	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
+		if (fg->counters[i])
+			return false;
+	return true;
+}
+
 void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 {
-	if (!m->n_vms)
-		fprintf(f, "No KVM MMU faults seen.\n");
+	size_t shown = 0;
+
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
 
+		if (o->hide_idle && idle(&vm->total))
+			continue;
+		shown++;
 		if (o->only_vcpu < 0) {
 			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, vm->comm);
 			render_figures(f, &vm->total, o);
@@ -245,6 +256,8 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 			render_figures(f, &row->f, o);
 		}
 	}
+	if (!shown)
+		fprintf(f, "No KVM MMU faults seen.\n");
 	if (m->health.drops || m->health.bad_ret)
 		fprintf(f,
 			"\nWARNING: %llu events dropped (thread map full), %llu unexpected "
