@@ -24,6 +24,7 @@ struct render_opts {
 	bool show[N_SECTIONS];
 	bool per_vcpu;
 	int only_vcpu;	  /* -1: all */
+	bool hide_idle;	  /* leave out VMs with no event (interval reports) */
 	double unit_ns;	  /* 1, 1e3 or 1e6 */
 	const char *unit; /* "nsecs", "usecs", "msecs" */
 };
