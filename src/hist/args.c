@@ -33,6 +33,7 @@ static const char doc[] =
 	"[-- COMMAND ARGS...]\n"
 	"\v"
 	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, memslot, events, "
+	"kvm_stats, "
 	"fault_ns, fast_path_ns, slow_path_ns, walk_ns, memslot_ns, walk_to_spte_ns. "
 	"walk_ns is off by default: it costs one more event per guest page-table level.\n"
 	"\n"
@@ -176,7 +177,7 @@ int hist_parse_args(int argc, char **argv, struct hist_env *env)
 	env->vcpu = -1;
 	env->unit_ns = 1;
 	env->unit = "nsecs";
-	render_parse_metrics("outcomes,paths,memslot,fault_ns,fast_path_ns,slow_path_ns,"
+	render_parse_metrics("outcomes,paths,memslot,kvm_stats,fault_ns,fast_path_ns,slow_path_ns,"
 			     "memslot_ns,walk_to_spte_ns",
 			     env->show, &(const char *){NULL});
 	for (int i = 1; i < argc; i++) {

@@ -24,12 +24,14 @@
 #include "render.h"
 #include "sysinfo.h"
 #include "vcpu_map.h"
+#include "vm_stats.h"
 
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;
 
 #define TICK_NS 100000000L /* how often to look for new VMs and vCPU threads */
 #define MAX_TRACED 1024
+#define MAX_KVM_STATS 64 /* VMs whose KVM counters are shown */
 
 static volatile sig_atomic_t exiting;
 
@@ -44,6 +46,10 @@ struct hist_run {
 	pid_t child;
 	int child_status;
 	int release_fd; /* the child execs once we write to it */
+	struct vm_stats kvm[MAX_KVM_STATS];
+	size_t n_kvm;
+	unsigned long long start_ticks; /* our start, in clock ticks since boot */
+	int kvm_err;			/* why KVM's counters cannot be read, reported once */
 };
 
 static void on_signal(int sig)
@@ -142,6 +148,70 @@ static void retain_traced(const struct hist_run *r, struct model *m)
 	m->n_vms = kept;
 }
 
+/* Start time of PID in clock ticks since boot (/proc/PID/stat field 22), 0 if unknown. */
+static unsigned long long start_ticks(int pid)
+{
+	unsigned long long ticks = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 2,
+		       "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		       "%*d %*d %llu",
+		       &ticks);
+	fclose(f);
+	return ticks;
+}
+
+static void kvm_stats_for(struct hist_run *r, int pid)
+{
+	struct vm_stats *v = NULL;
+	int err;
+
+	for (size_t i = 0; i < r->n_kvm; i++)
+		if (r->kvm[i].pid == pid)
+			v = &r->kvm[i];
+	if (!v) {
+		if (r->n_kvm == MAX_KVM_STATS || kill(pid, 0))
+			return;
+		v = &r->kvm[r->n_kvm];
+	} else if (kill(pid, 0)) {
+		return; /* gone: its stats fds still read the final values */
+	}
+	/* A VMM that started after us made all its faults while we traced. */
+	err = vm_stats_update(v, pid, start_ticks(pid) >= r->start_ticks);
+	if (!err && v == &r->kvm[r->n_kvm])
+		r->n_kvm++;
+	if (err && err != -ENOENT && !r->kvm_err) {
+		r->kvm_err = err;
+		elog("note: KVM's own counters of pid %d are not readable (%s); showing kvmmmu's "
+		     "only",
+		     pid,
+		     err == -EXDEV ? "the VMM has no KVM binary stats fd open to share"
+				   : strerror(-err));
+	}
+}
+
+/* Opens KVM's statistics of the VMs shown, through pidfd_getfd. */
+static void kvm_stats_tick(struct hist_run *r)
+{
+	if (!r->ro.show[SECTION_KVM] && !r->csv_open)
+		return;
+	if (r->env.n_specs || r->env.command) {
+		for (size_t i = 0; i < r->n_traced; i++)
+			kvm_stats_for(r, r->traced[i]);
+		return;
+	}
+	for (size_t i = 0; i < r->c.n_names; i++)
+		if (!r->c.names[i].tid)
+			kvm_stats_for(r, r->c.names[i].tgid);
+}
+
 /* Forks COMMAND, held until release() so that its pid is traced before it runs. */
 static int start_command(struct hist_run *r)
 {
@@ -211,6 +281,11 @@ static int report(struct hist_run *r, struct model *prev, bool final)
 		return err;
 	find_targets(r);
 	retain_traced(r, &total);
+	kvm_stats_tick(r);
+	for (size_t i = 0; i < r->n_kvm; i++)
+		vm_stats_refresh(&r->kvm[i]);
+	r->ro.kvm = r->kvm;
+	r->ro.n_kvm = r->n_kvm;
 	if (!final && prev) {
 		err = model_delta(&delta, &total, prev);
 		if (err)
@@ -271,6 +346,7 @@ static int run(struct hist_run *r)
 		now = sysinfo_monotonic();
 		collector_tick(&r->c);
 		find_targets(r);
+		kvm_stats_tick(r);
 		if (command_done(r) || targets_gone(r))
 			break;
 		if (r->env.duration && now - start >= r->env.duration)
@@ -331,6 +407,8 @@ static int setup(struct hist_run *r)
 		}
 	}
 	find_targets(r);
+	/* baselines of VMs already running, taken as close to the attach as we can */
+	kvm_stats_tick(r);
 	if (r->env.vcpu >= 0 && r->n_traced && !r->env.command && check_vcpu(r, NULL)) {
 		elog("vCPU %d does not exist in the traced VMs", r->env.vcpu);
 		return -ENOENT;
@@ -356,6 +434,7 @@ int main(int argc, char **argv)
 	};
 	memcpy(r.ro.show, r.env.show, sizeof(r.ro.show));
 	r.release_fd = -1;
+	r.start_ticks = start_ticks(getpid());
 	if (geteuid() != 0)
 		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
 
@@ -402,6 +481,8 @@ cleanup:
 		err = -EIO;
 	}
 	collector_close(&r.c);
+	for (size_t i = 0; i < r.n_kvm; i++)
+		vm_stats_close(&r.kvm[i]);
 	for (int i = 0; i < r.env.n_specs; i++)
 		proc_spec_free(&r.env.specs[i]);
 	free(r.env.command_line);

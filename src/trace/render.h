@@ -9,12 +9,14 @@
 #include "collector.h"
 #include "csv.h"
 #include "model.h"
+#include "vm_stats.h"
 
 enum section {
 	SECTION_OUTCOMES, /* faults and RET_PF_* */
 	SECTION_PATHS,
 	SECTION_MEMSLOT,
 	SECTION_EVENTS, /* raw tracepoint counts */
+	SECTION_KVM,	/* KVM's own counters, through pidfd_getfd */
 	SECTION_HIST0,	/* + enum kvmmmu_hist_id */
 	N_SECTIONS = SECTION_HIST0 + KVMMMU_N_HISTS,
 };
@@ -23,8 +25,10 @@ struct render_opts {
 	const struct collector *c;
 	bool show[N_SECTIONS];
 	bool per_vcpu;
-	int only_vcpu;	  /* -1: all */
-	bool hide_idle;	  /* leave out VMs with no event (interval reports) */
+	int only_vcpu;		    /* -1: all */
+	bool hide_idle;		    /* leave out VMs with no event (interval reports) */
+	const struct vm_stats *kvm; /* KVM's counters per VM, for SECTION_KVM and CSV */
+	size_t n_kvm;
 	double unit_ns;	  /* 1, 1e3 or 1e6 */
 	const char *unit; /* "nsecs", "usecs", "msecs" */
 };
@@ -40,7 +44,10 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o);
 void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
 		 const struct render_opts *o);
 
-/* CSV v1 rows (source=bpf) for every VM, vCPU and unattributed thread. */
+/* KVM's statistics for PID, or NULL. */
+const struct vm_stats *render_kvm_stats(const struct render_opts *o, int pid);
+
+/* CSV v1 rows (source=bpf, and source=kvm_stats) for every VM, vCPU and unattributed thread. */
 int render_csv(struct csv_writer *w, const struct model *m, const struct render_opts *o, double ts);
 
 #endif

@@ -71,17 +71,41 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 	}
 }
 
+/* Every KVM statistic of one vCPU (or the VM, vcpu < 0), since tracing started. */
+static void put_kvm(struct csv_ctx *x, const struct vm_stats *v, int vcpu)
+{
+	const struct kvm_stats *s = NULL;
+
+	if (vcpu < 0 && v->have_vm)
+		s = &v->vm;
+	for (size_t i = 0; vcpu >= 0 && i < v->n_vcpus; i++)
+		if (v->vcpus[i].vcpu == vcpu)
+			s = &v->vcpus[i].stats;
+	x->row.source = "kvm_stats";
+	for (size_t i = 0; s && i < s->n_desc; i++) {
+		uint64_t value;
+
+		/* histograms stay with kvmmmu-load's CSV; here the scalars sit beside bpf rows */
+		if (s->desc[i].size == 1 && !vm_stats_get(v, vcpu, s->desc[i].name, &value))
+			put(x, s->desc[i].name, NULL, value);
+	}
+	x->row.source = "bpf";
+}
+
 int render_csv(struct csv_writer *w, const struct model *m, const struct render_opts *o, double ts)
 {
 	struct csv_ctx x = {.w = w, .row = {.ts = ts, .source = "bpf"}};
 
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
+		const struct vm_stats *kvm = render_kvm_stats(o, vm->pid);
 
 		x.row.pid = vm->pid;
 		x.row.comm = vm->comm;
 		x.row.vcpu = CSV_NO_VCPU;
 		put_figures(&x, &vm->total, o);
+		if (kvm)
+			put_kvm(&x, kvm, -1);
 		for (size_t r = 0; r < vm->n_rows; r++) {
 			const struct vcpu_row *row = &vm->rows[r];
 			char comm[48];
@@ -96,6 +120,8 @@ int render_csv(struct csv_writer *w, const struct model *m, const struct render_
 				x.row.vcpu = row->vcpu;
 			}
 			put_figures(&x, &row->f, o);
+			if (kvm && row->vcpu >= 0)
+				put_kvm(&x, kvm, row->vcpu);
 		}
 	}
 	x.row.pid = 0;

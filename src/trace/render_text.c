@@ -5,7 +5,8 @@
 
 #include "render.h"
 
-static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths", "memslot", "events"};
+static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths", "memslot", "events",
+							 "kvm_stats"};
 
 const char *section_name(int section)
 {
@@ -199,7 +200,37 @@ void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
 		(double)h->sum_ns / (double)h->count / o->unit_ns, o->unit);
 }
 
-static void render_figures(FILE *f, const struct figures *fg, const struct render_opts *o)
+const struct vm_stats *render_kvm_stats(const struct render_opts *o, int pid)
+{
+	for (size_t i = 0; i < o->n_kvm; i++)
+		if (o->kvm[i].pid == pid)
+			return &o->kvm[i];
+	return NULL;
+}
+
+/* KVM's own view of the same faults, to read next to kvmmmu's. */
+static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu)
+{
+	static const char *const names[] = {"pf_taken",	  "pf_fixed", "pf_spurious",
+					    "pf_emulate", "pf_fast",  "pf_guest"};
+	bool any = false;
+
+	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++) {
+		uint64_t value;
+
+		if (vcpu < 0 ? vm_stats_sum(v, names[i], &value)
+			     : vm_stats_get(v, vcpu, names[i], &value))
+			continue;
+		fprintf(f, "%s %s %llu", any ? "," : "    KVM counts:", names[i],
+			(unsigned long long)value);
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
+}
+
+static void render_figures(FILE *f, const struct figures *fg, const struct render_opts *o,
+			   const struct vm_stats *kvm, int vcpu)
 {
 	if (o->show[SECTION_OUTCOMES])
 		render_outcomes(f, fg, o->c);
@@ -210,6 +241,8 @@ static void render_figures(FILE *f, const struct figures *fg, const struct rende
 		render_memslot(f, fg);
 	if (o->show[SECTION_EVENTS])
 		render_events(f, fg);
+	if (o->show[SECTION_KVM])
+		render_kvm(f, kvm, vcpu);
 	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
 		const char *why;
 
@@ -238,7 +271,7 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 		shown++;
 		if (o->only_vcpu < 0) {
 			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, vm->comm);
-			render_figures(f, &vm->total, o);
+			render_figures(f, &vm->total, o, render_kvm_stats(o, vm->pid), -1);
 		}
 		if (!o->per_vcpu && o->only_vcpu < 0)
 			continue;
@@ -253,7 +286,9 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 			else
 				fprintf(f, "\nVM pid %d thread %d (%s, vCPU unknown)\n", vm->pid,
 					row->tid, row->comm);
-			render_figures(f, &row->f, o);
+			render_figures(f, &row->f, o,
+				       row->vcpu >= 0 ? render_kvm_stats(o, vm->pid) : NULL,
+				       row->vcpu);
 		}
 	}
 	if (!shown)

@@ -57,6 +57,18 @@ for v in 0 1; do
 	check "hist/vcpu$v-last-bucket-is-count" "last cumulative bucket $buckets, count $count" \
 		test "$buckets" = "$count"
 done
+# KVM's counters, read by kvmmmu-hist through the VMM's stats fds (pidfd_getfd),
+# equal the ones kvmmmu-load printed itself
+for v in 0 1; do
+	for m in pf_taken pf_fixed pf_spurious; do
+		mine=$(awk -F, -v m=$m -v v=$v -v p="$pid" \
+			'!/^#/ && $5 == "kvm_stats" && $6 == m && $4 == v && $2 == p { x = $8 } END { print x }' "$TMP/h1.csv")
+		theirs=$(csv_value "$TMP/l1.csv" kvm_stats $m $v)
+		check "hist/vcpu$v-pidfd-$m" "kvmmmu-hist read $mine, kvmmmu-load printed $theirs" \
+			test -n "$mine" -a "$mine" = "$theirs"
+	done
+done
+check hist/text-kvm-counts "no 'KVM counts' line" grep -q '^    KVM counts: pf_taken ' "$TMP/h1.out"
 check hist/text-per-vcpu "no per-vCPU block" grep -q "^VM pid $pid vCPU 1 (CPU 1/KVM)" "$TMP/h1.out"
 check hist/text-percentiles "no percentile line" grep -q '^    p50 .* p99.9 .* max ' "$TMP/h1.out"
 

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/kvm.h>
+
+#include "vm_stats.h"
+
+static int dup_fd(int pidfd, int fd)
+{
+	return (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+}
+
+static uint64_t *snapshot(const struct kvm_stats *s)
+{
+	uint64_t *copy = malloc((s->n_values ? s->n_values : 1) * sizeof(*copy));
+
+	if (copy)
+		memcpy(copy, s->values, s->n_values * sizeof(*copy));
+	return copy;
+}
+
+static bool have_vcpu(const struct vm_stats *v, int id)
+{
+	for (size_t i = 0; i < v->n_vcpus; i++)
+		if (v->vcpus[i].vcpu == id)
+			return true;
+	return false;
+}
+
+static int add_vcpu(struct vm_stats *v, int pidfd, int fd, int id)
+{
+	struct vcpu_stats *vs;
+	int mine = dup_fd(pidfd, fd), err;
+
+	if (mine < 0)
+		return -errno;
+	vs = realloc(v->vcpus, (v->n_vcpus + 1) * sizeof(*vs));
+	if (!vs) {
+		close(mine);
+		return -ENOMEM;
+	}
+	v->vcpus = vs;
+	vs = &v->vcpus[v->n_vcpus];
+	memset(vs, 0, sizeof(*vs));
+	vs->vcpu = id;
+	err = kvm_stats_open(&vs->stats, mine);
+	if (err)
+		return err;
+	if (!v->from_zero)
+		vs->baseline = snapshot(&vs->stats);
+	v->n_vcpus++;
+	return 0;
+}
+
+static int add_vm(struct vm_stats *v, int pidfd, int fd)
+{
+	int mine = dup_fd(pidfd, fd), err;
+
+	if (mine < 0)
+		return -errno;
+	err = kvm_stats_open(&v->vm, mine);
+	if (err)
+		return err;
+	v->have_vm = true;
+	if (!v->from_zero)
+		v->vm_baseline = snapshot(&v->vm);
+	return 0;
+}
+
+int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
+{
+	char path[64], target[64];
+	int pidfd, err = -ENOENT;
+	struct dirent *e;
+	DIR *d;
+
+	if (v->pid != pid) {
+		memset(v, 0, sizeof(*v));
+		v->pid = pid;
+		v->from_zero = from_zero;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		err = -errno;
+		closedir(d);
+		return err;
+	}
+	while ((e = readdir(d))) {
+		ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+		int fd = atoi(e->d_name), id, r = 0;
+
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (!strcmp(target, "anon_inode:kvm-vm-stats") && !v->have_vm)
+			r = add_vm(v, pidfd, fd);
+		else if (sscanf(target, "anon_inode:kvm-vcpu-stats:%d", &id) == 1 &&
+			 !have_vcpu(v, id) && v->n_vcpus < VM_STATS_MAX_VCPUS)
+			r = add_vcpu(v, pidfd, fd, id);
+		else if (!strncmp(target, "anon_inode:kvm-vm", 17) ||
+			 !strncmp(target, "anon_inode:kvm-vcpu:", 20))
+			r = -EXDEV; /* a VM without stats fds: see the header */
+		else
+			continue;
+		/* one readable VM or vCPU is enough to call it a success */
+		if (!r || err == -ENOENT)
+			err = r;
+	}
+	close(pidfd);
+	closedir(d);
+	return v->have_vm || v->n_vcpus ? 0 : err;
+}
+
+int vm_stats_refresh(struct vm_stats *v)
+{
+	int err = 0;
+
+	if (v->have_vm)
+		err = kvm_stats_refresh(&v->vm);
+	for (size_t i = 0; i < v->n_vcpus && !err; i++)
+		err = kvm_stats_refresh(&v->vcpus[i].stats);
+	return err;
+}
+
+int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value)
+{
+	const struct kvm_stats *s = NULL;
+	const uint64_t *base = NULL;
+	const struct kvm_stat_desc_info *d;
+
+	if (vcpu < 0 && v->have_vm) {
+		s = &v->vm;
+		base = v->vm_baseline;
+	}
+	for (size_t i = 0; vcpu >= 0 && i < v->n_vcpus; i++) {
+		if (v->vcpus[i].vcpu == vcpu) {
+			s = &v->vcpus[i].stats;
+			base = v->vcpus[i].baseline;
+		}
+	}
+	if (!s || !(d = kvm_stats_find(s, name)))
+		return -ENOENT;
+	*value = s->values[d->value_index];
+	/* counters start at the baseline; instant and peak values are what they are */
+	if (base && (d->flags & KVM_STATS_TYPE_MASK) == KVM_STATS_TYPE_CUMULATIVE)
+		*value -= base[d->value_index];
+	return 0;
+}
+
+int vm_stats_sum(const struct vm_stats *v, const char *name, uint64_t *value)
+{
+	int err = -ENOENT;
+
+	*value = 0;
+	for (size_t i = 0; i < v->n_vcpus; i++) {
+		uint64_t one;
+
+		if (!vm_stats_get(v, v->vcpus[i].vcpu, name, &one)) {
+			*value += one;
+			err = 0;
+		}
+	}
+	return err;
+}
+
+void vm_stats_close(struct vm_stats *v)
+{
+	if (v->have_vm)
+		kvm_stats_close(&v->vm);
+	for (size_t i = 0; i < v->n_vcpus; i++) {
+		kvm_stats_close(&v->vcpus[i].stats);
+		free(v->vcpus[i].baseline);
+	}
+	free(v->vcpus);
+	free(v->vm_baseline);
+	memset(v, 0, sizeof(*v));
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KVM's own statistics for any VM, not only ours, through the VMM's binary
+ * stats fds (anon_inode:kvm-vm-stats, anon_inode:kvm-vcpu-stats:N),
+ * duplicated with pidfd_getfd() (root, Linux 5.6+). We cannot make new ones:
+ * KVM refuses every ioctl, KVM_GET_STATS_FD included, from a process other
+ * than the VM's creator (kvm->mm != current->mm gives -EIO), so a VMM must
+ * have opened them: kvmmmu-load does, QEMU does once asked for statistics
+ * (QMP query-stats). Reading a stats fd has no such check, and the fds keep
+ * the VM alive for reading, so the final figures are there after the VMM exits.
+ */
+#ifndef KVMMMU_VM_STATS_H
+#define KVMMMU_VM_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kvm_stats.h"
+
+#define VM_STATS_MAX_VCPUS 512
+
+struct vcpu_stats {
+	int vcpu;
+	struct kvm_stats stats;
+	uint64_t *baseline; /* values when tracing started; NULL: count from zero */
+};
+
+struct vm_stats {
+	int pid;
+	bool have_vm;
+	struct kvm_stats vm;
+	uint64_t *vm_baseline;
+	struct vcpu_stats *vcpus;
+	size_t n_vcpus;
+	bool from_zero; /* the VMM started after tracing: everything it counted is ours */
+};
+
+/*
+ * Opens (or, called again, extends with new vCPUs) the stats of PID's VM.
+ * FROM_ZERO: count from zero rather than from the values now. Returns
+ * -errno: -ENOENT no VM fds, -EXDEV a VM without stats fds, -EPERM not
+ * allowed to take its fds.
+ */
+int vm_stats_update(struct vm_stats *v, int pid, bool from_zero);
+int vm_stats_refresh(struct vm_stats *v);
+/* A statistic since tracing started: vCPU VCPU, or the VM when vcpu < 0. */
+int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value);
+/* A vCPU statistic summed over the VM's vCPUs since tracing started. */
+int vm_stats_sum(const struct vm_stats *v, const char *name, uint64_t *value);
+void vm_stats_close(struct vm_stats *v);
+
+#endif
