@@ -69,10 +69,11 @@ struct kvmmmu_thread_stats {
 	__u32 excluded;	  /* the thread's process is not traced */
 	char comm[16];	  /* the thread's name when first seen */
 	char process[16]; /* its process's name (the thread group leader's) */
+	/* state and counters first: every event touches them, few touch a histogram */
+	struct kvmmmu_fault_state st;
 	__u64 counters[KVMMMU_N_COUNTERS];
 	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
 	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
-	struct kvmmmu_fault_state st;
 };
 
 /* Global health counters, in the BPF object's .bss. */
