@@ -62,6 +62,9 @@ struct task_struct {
 };
 
 struct kvm {
+	struct {
+		int _opaque;
+	} mmu_lock; /* rwlock_t since 5.12; only its address is used */
 	struct mm_struct *mm;
 };
 

@@ -76,6 +76,83 @@ struct kvmmmu_thread_stats {
 	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
 };
 
+/* Who a per-thread value belongs to; first member of the lock and MMU-event values. */
+struct kvmmmu_thread_id {
+	__s32 vcpu_id;	  /* from the vCPU the thread has loaded; -1 when unknown */
+	__u32 excluded;	  /* the thread's process is not traced */
+	char comm[16];	  /* the thread's name when first seen */
+	char process[16]; /* its process's name */
+};
+
+/* ---- kvm->mmu_lock contention (bpf/mmu_lock.bpf.c) ---- */
+
+enum kvmmmu_lock_mode {
+	KVMMMU_LOCK_READ,
+	KVMMMU_LOCK_WRITE,
+	KVMMMU_LOCK_MODES,
+};
+
+struct kvmmmu_lock_stats {
+	struct kvmmmu_thread_id id;
+	__u64 begin_ts; /* a contention in progress (BPF-private) */
+	__u32 begin_mode;
+	__u32 waiting;
+	__u64 waits[KVMMMU_LOCK_MODES];
+	struct kvmmmu_hist wait_hist[KVMMMU_LOCK_MODES];
+};
+
+/* ---- MMU lifecycle and dirty logging (bpf/mmu_events.bpf.c) ---- */
+
+/* Keep kvmmmu_mmu_counter_names[] (src/trace/model.c) in sync. */
+enum kvmmmu_mmu_counter {
+	KVMMMU_SHADOW_PAGES_CREATED,  /* kvm_mmu_get_page, created */
+	KVMMMU_SHADOW_PAGES_REUSED,   /* kvm_mmu_get_page, found in the hash */
+	KVMMMU_SHADOW_PAGES_ZAPPED,   /* kvm_mmu_prepare_zap_page */
+	KVMMMU_SHADOW_PAGES_SYNCED,   /* kvm_mmu_sync_page */
+	KVMMMU_SHADOW_PAGES_UNSYNCED, /* kvm_mmu_unsync_page */
+	KVMMMU_HUGE_PAGE_SPLITS,      /* kvm_mmu_split_huge_page */
+	KVMMMU_ZAP_ALL_FAST,	      /* kvm_mmu_zap_all_fast */
+	KVMMMU_MEMSLOT_UPDATES,	      /* KVM_SET_USER_MEMORY_REGION(2) calls */
+	KVMMMU_DIRTY_LOG_ENABLES,     /* ... that turned dirty logging on */
+	KVMMMU_DIRTY_LOG_DISABLES,    /* ... that turned it off */
+	KVMMMU_DIRTY_LOG_GETS,	      /* KVM_GET_DIRTY_LOG calls */
+	KVMMMU_DIRTY_LOG_CLEARS,      /* KVM_CLEAR_DIRTY_LOG calls */
+	KVMMMU_N_MMU_COUNTERS,
+};
+
+struct kvmmmu_mmu_stats {
+	struct kvmmmu_thread_id id;
+	__u64 counters[KVMMMU_N_MMU_COUNTERS];
+	__u64 enable_ns;  /* time spent turning dirty logging on, all calls */
+	__u64 disable_ns; /* ... and off */
+	__u64 get_ns;
+	__u64 clear_ns;
+};
+
+/* Timeline events, rare by nature (memslot and dirty-log ioctls), sent through a ring buffer. */
+enum kvmmmu_event_kind {
+	KVMMMU_EV_MEMSLOT_CREATE,
+	KVMMMU_EV_MEMSLOT_DELETE,
+	KVMMMU_EV_MEMSLOT_UPDATE,
+	KVMMMU_EV_DIRTY_LOG_ON,
+	KVMMMU_EV_DIRTY_LOG_OFF,
+	KVMMMU_EV_GET_DIRTY_LOG,
+	KVMMMU_EV_CLEAR_DIRTY_LOG,
+	KVMMMU_EV_ZAP_ALL_FAST,
+};
+
+struct kvmmmu_event {
+	__u64 ts_ns;	   /* bpf_ktime_get_ns() at the end of the call */
+	__u64 duration_ns; /* how long the kernel took */
+	__u64 faults;	   /* faults the VM had taken so far (kvmmmu's count) */
+	__u64 gpa, size;   /* the memslot, for memslot events */
+	__u32 tgid, tid;
+	__u32 kind;
+	__u32 slot;
+	__s32 ret;
+	__u32 pad;
+};
+
 /* Global health counters, in the BPF object's .bss. */
 struct kvmmmu_health {
 	__u64 drops;   /* events lost because the thread map was full */

@@ -177,7 +177,8 @@ int hist_parse_args(int argc, char **argv, struct hist_env *env)
 	env->vcpu = -1;
 	env->unit_ns = 1;
 	env->unit = "nsecs";
-	render_parse_metrics("outcomes,paths,memslot,kvm_stats,fault_ns,fast_path_ns,slow_path_ns,"
+	render_parse_metrics("outcomes,paths,memslot,kvm_stats,mmu_lock,mmu,timeline,fault_ns,fast_"
+			     "path_ns,slow_path_ns,"
 			     "memslot_ns,walk_to_spte_ns",
 			     env->show, &(const char *){NULL});
 	for (int i = 1; i < argc; i++) {

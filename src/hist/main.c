@@ -20,6 +20,7 @@
 #include "collector.h"
 #include "csv.h"
 #include "log.h"
+#include "mmu_extras.h"
 #include "procs.h"
 #include "render.h"
 #include "sysinfo.h"
@@ -38,6 +39,7 @@ static volatile sig_atomic_t exiting;
 struct hist_run {
 	struct hist_env env;
 	struct collector c;
+	struct mmu_extras extras;
 	struct render_opts ro;
 	struct csv_writer csv;
 	bool csv_open;
@@ -277,6 +279,8 @@ static int report(struct hist_run *r, struct model *prev, bool final)
 
 	collector_tick(&r->c);
 	err = collector_read(&r->c, &total, final);
+	if (!err)
+		err = mmu_extras_read(&r->extras, &r->c, &total);
 	if (err)
 		return err;
 	find_targets(r);
@@ -345,6 +349,7 @@ static int run(struct hist_run *r)
 		nanosleep(&tick, NULL);
 		now = sysinfo_monotonic();
 		collector_tick(&r->c);
+		mmu_extras_poll(&r->extras);
 		find_targets(r);
 		kvm_stats_tick(r);
 		if (command_done(r) || targets_gone(r))
@@ -399,6 +404,8 @@ static int setup(struct hist_run *r)
 	if (err)
 		return err;
 	r->ro.c = &r->c;
+	mmu_extras_open(&r->extras, &r->c);
+	r->ro.extras = &r->extras;
 	if (r->env.command) {
 		err = start_command(r);
 		if (err) {
@@ -480,6 +487,7 @@ cleanup:
 		elog("cannot write '%s': %s", r.env.csv_path, strerror(EIO));
 		err = -EIO;
 	}
+	mmu_extras_close(&r.extras);
 	collector_close(&r.c);
 	for (size_t i = 0; i < r.n_kvm; i++)
 		vm_stats_close(&r.kvm[i]);

@@ -413,28 +413,40 @@ void collector_tick(struct collector *c)
 	free(s);
 }
 
+struct vcpu_row *collector_place(struct collector *c, struct model *m, int tgid, int tid,
+				 int vcpu_id, const char *comm, const char *process,
+				 struct vm_row **vm_out)
+{
+	struct vm_row *vm = model_vm(m, tgid);
+	struct vcpu_row *row;
+	int vcpu;
+
+	if (!vm)
+		return NULL;
+	if (!vm->comm[0])
+		snprintf(vm->comm, sizeof(vm->comm), "%.15s", process);
+	if (c->opts.attribution == ATTRIBUTE_AUTO && vcpu_id >= 0)
+		vcpu = vcpu_id;
+	else
+		vcpu = vcpu_map_lookup(&c->vcpus, tgid, tid);
+	row = model_row(vm, vcpu, tid);
+	if (row && !row->comm[0])
+		snprintf(row->comm, sizeof(row->comm), "%.15s", comm);
+	*vm_out = vm;
+	return row;
+}
+
 static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
 		       const struct kvmmmu_thread_stats *s, bool final)
 {
-	struct vm_row *vm = model_vm(m, (int)k->tgid);
-	struct vcpu_row *row;
-	struct figures f;
-	int vcpu = -1;
+	static struct figures f; /* large: off the stack */
+	struct vm_row *vm;
+	struct vcpu_row *row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->vcpu_id, s->comm,
+					       s->process, &vm);
 
-	if (!vm)
-		return;
-	if (!vm->comm[0])
-		snprintf(vm->comm, sizeof(vm->comm), "%.15s", s->process);
-	if (c->opts.attribution == ATTRIBUTE_AUTO && s->vcpu_id >= 0)
-		vcpu = s->vcpu_id;
-	else
-		vcpu = vcpu_map_lookup(&c->vcpus, (int)k->tgid, (int)k->tid);
-	row = model_row(vm, vcpu, (int)k->tid);
 	if (!row)
 		return;
-	if (!row->comm[0])
-		snprintf(row->comm, sizeof(row->comm), "%.15s", s->comm);
-
+	memset(&f, 0, sizeof(f));
 	memcpy(f.counters, s->counters, sizeof(f.counters));
 	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
 	memcpy(f.hist, s->hist, sizeof(f.hist));

@@ -93,6 +93,13 @@ void collector_tick(struct collector *c);
  */
 int collector_read(struct collector *c, struct model *m, bool final);
 void collector_close(struct collector *c);
+/*
+ * The model row for thread TID of process TGID: its vCPU (from BPF's
+ * VCPU_ID, or the /proc map), else a row of its own. Sets *VM to the VM row.
+ */
+struct vcpu_row *collector_place(struct collector *c, struct model *m, int tgid, int tid,
+				 int vcpu_id, const char *comm, const char *process,
+				 struct vm_row **vm);
 
 const char *attach_kind_str(enum attach_kind k);
 int probe_mode_parse(const char *s, enum probe_mode *mode);

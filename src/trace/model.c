@@ -31,6 +31,33 @@ const char *const kvmmmu_hist_names[KVMMMU_N_HISTS] = {
 	[KVMMMU_HIST_MEMSLOT] = "memslot_ns", [KVMMMU_HIST_WALK_TO_SPTE] = "walk_to_spte_ns",
 };
 
+const char *const kvmmmu_mmu_counter_names[KVMMMU_N_MMU_COUNTERS] = {
+	[KVMMMU_SHADOW_PAGES_CREATED] = "shadow_pages_created",
+	[KVMMMU_SHADOW_PAGES_REUSED] = "shadow_pages_reused",
+	[KVMMMU_SHADOW_PAGES_ZAPPED] = "shadow_pages_zapped",
+	[KVMMMU_SHADOW_PAGES_SYNCED] = "shadow_pages_synced",
+	[KVMMMU_SHADOW_PAGES_UNSYNCED] = "shadow_pages_unsynced",
+	[KVMMMU_HUGE_PAGE_SPLITS] = "huge_page_splits",
+	[KVMMMU_ZAP_ALL_FAST] = "zap_all_fast",
+	[KVMMMU_MEMSLOT_UPDATES] = "memslot_updates",
+	[KVMMMU_DIRTY_LOG_ENABLES] = "dirty_log_enables",
+	[KVMMMU_DIRTY_LOG_DISABLES] = "dirty_log_disables",
+	[KVMMMU_DIRTY_LOG_GETS] = "dirty_log_gets",
+	[KVMMMU_DIRTY_LOG_CLEARS] = "dirty_log_clears",
+};
+
+const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES] = {
+	[KVMMMU_LOCK_READ] = "mmu_lock_read_wait_ns",
+	[KVMMMU_LOCK_WRITE] = "mmu_lock_write_wait_ns",
+};
+
+const char *const dirty_log_time_names[N_DIRTY_LOG_TIMES] = {
+	[DIRTY_LOG_ENABLE_NS] = "dirty_log_enable_ns",
+	[DIRTY_LOG_DISABLE_NS] = "dirty_log_disable_ns",
+	[DIRTY_LOG_GET_NS] = "dirty_log_get_ns",
+	[DIRTY_LOG_CLEAR_NS] = "dirty_log_clear_ns",
+};
+
 int counter_index(const char *name)
 {
 	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
@@ -119,38 +146,58 @@ void model_free(struct model *m)
 	memset(m, 0, sizeof(*m));
 }
 
+static void add_u64(__u64 *dst, const __u64 *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+static void sub_u64(__u64 *dst, const __u64 *prev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] -= prev[i];
+}
+
+static void hist_merge(struct kvmmmu_hist *d, const struct kvmmmu_hist *s, size_t n)
+{
+	for (size_t h = 0; h < n; h++) {
+		add_u64(&d[h].count, &s[h].count, 2); /* count, sum_ns */
+		if (s[h].max_ns > d[h].max_ns)
+			d[h].max_ns = s[h].max_ns;
+		add_u64(d[h].slots, s[h].slots, KVMMMU_HIST_BUCKETS);
+	}
+}
+
+/* max_ns stays: a maximum cannot be subtracted. */
+static void hist_unmerge(struct kvmmmu_hist *d, const struct kvmmmu_hist *prev, size_t n)
+{
+	for (size_t h = 0; h < n; h++) {
+		sub_u64(&d[h].count, &prev[h].count, 2);
+		sub_u64(d[h].slots, prev[h].slots, KVMMMU_HIST_BUCKETS);
+	}
+}
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
 void figures_add(struct figures *dst, const struct figures *src)
 {
-	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
-		dst->counters[i] += src->counters[i];
-	for (int i = 0; i < KVMMMU_RET_PF_SLOTS; i++)
-		dst->ret_pf[i] += src->ret_pf[i];
-	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
-		struct kvmmmu_hist *d = &dst->hist[h];
-		const struct kvmmmu_hist *s = &src->hist[h];
-
-		d->count += s->count;
-		d->sum_ns += s->sum_ns;
-		if (s->max_ns > d->max_ns)
-			d->max_ns = s->max_ns;
-		for (int b = 0; b < KVMMMU_HIST_BUCKETS; b++)
-			d->slots[b] += s->slots[b];
-	}
+	add_u64(dst->counters, src->counters, ARRAY_LEN(src->counters));
+	add_u64(dst->ret_pf, src->ret_pf, ARRAY_LEN(src->ret_pf));
+	add_u64(dst->mmu, src->mmu, ARRAY_LEN(src->mmu));
+	add_u64(dst->dirty_log_ns, src->dirty_log_ns, ARRAY_LEN(src->dirty_log_ns));
+	hist_merge(dst->hist, src->hist, ARRAY_LEN(src->hist));
+	hist_merge(dst->lock_wait, src->lock_wait, ARRAY_LEN(src->lock_wait));
 }
 
 void figures_sub(struct figures *dst, const struct figures *cur, const struct figures *prev)
 {
 	*dst = *cur;
-	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
-		dst->counters[i] -= prev->counters[i];
-	for (int i = 0; i < KVMMMU_RET_PF_SLOTS; i++)
-		dst->ret_pf[i] -= prev->ret_pf[i];
-	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
-		dst->hist[h].count -= prev->hist[h].count;
-		dst->hist[h].sum_ns -= prev->hist[h].sum_ns;
-		for (int b = 0; b < KVMMMU_HIST_BUCKETS; b++)
-			dst->hist[h].slots[b] -= prev->hist[h].slots[b];
-	}
+	sub_u64(dst->counters, prev->counters, ARRAY_LEN(prev->counters));
+	sub_u64(dst->ret_pf, prev->ret_pf, ARRAY_LEN(prev->ret_pf));
+	sub_u64(dst->mmu, prev->mmu, ARRAY_LEN(prev->mmu));
+	sub_u64(dst->dirty_log_ns, prev->dirty_log_ns, ARRAY_LEN(prev->dirty_log_ns));
+	hist_unmerge(dst->hist, prev->hist, ARRAY_LEN(prev->hist));
+	hist_unmerge(dst->lock_wait, prev->lock_wait, ARRAY_LEN(prev->lock_wait));
 }
 
 int model_copy(struct model *dst, const struct model *src)

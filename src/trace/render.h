@@ -8,6 +8,7 @@
 
 #include "collector.h"
 #include "csv.h"
+#include "mmu_extras.h"
 #include "model.h"
 #include "vm_stats.h"
 
@@ -15,9 +16,12 @@ enum section {
 	SECTION_OUTCOMES, /* faults and RET_PF_* */
 	SECTION_PATHS,
 	SECTION_MEMSLOT,
-	SECTION_EVENTS, /* raw tracepoint counts */
-	SECTION_KVM,	/* KVM's own counters, through pidfd_getfd */
-	SECTION_HIST0,	/* + enum kvmmmu_hist_id */
+	SECTION_EVENTS,	  /* raw tracepoint counts */
+	SECTION_KVM,	  /* KVM's own counters, through pidfd_getfd */
+	SECTION_LOCK,	  /* kvm->mmu_lock waits */
+	SECTION_MMU,	  /* shadow pages, splits, zaps, dirty-log calls */
+	SECTION_TIMELINE, /* memslot and dirty-log events, with the faults between them */
+	SECTION_HIST0,	  /* + enum kvmmmu_hist_id */
 	N_SECTIONS = SECTION_HIST0 + KVMMMU_N_HISTS,
 };
 
@@ -25,9 +29,11 @@ struct render_opts {
 	const struct collector *c;
 	bool show[N_SECTIONS];
 	bool per_vcpu;
-	int only_vcpu;		    /* -1: all */
-	bool hide_idle;		    /* leave out VMs with no event (interval reports) */
-	const struct vm_stats *kvm; /* KVM's counters per VM, for SECTION_KVM and CSV */
+	int only_vcpu;			 /* -1: all */
+	bool hide_idle;			 /* leave out VMs with no event (interval reports) */
+	const struct mmu_extras *extras; /* lock and lifecycle probes, timeline; may be NULL */
+	size_t csv_timeline_done;	 /* timeline events already written as CSV rows */
+	const struct vm_stats *kvm;	 /* KVM's counters per VM, for SECTION_KVM and CSV */
 	size_t n_kvm;
 	double unit_ns;	  /* 1, 1e3 or 1e6 */
 	const char *unit; /* "nsecs", "usecs", "msecs" */
@@ -48,6 +54,6 @@ void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
 const struct vm_stats *render_kvm_stats(const struct render_opts *o, int pid);
 
 /* CSV v1 rows (source=bpf, and source=kvm_stats) for every VM, vCPU and unattributed thread. */
-int render_csv(struct csv_writer *w, const struct model *m, const struct render_opts *o, double ts);
+int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *o, double ts);
 
 #endif

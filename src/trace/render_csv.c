@@ -69,6 +69,36 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 		if (collector_hist_available(o->c, h, &why))
 			put_hist(x, kvmmmu_hist_names[h], &f->hist[h]);
 	}
+	if (o->extras && o->extras->lock_ok)
+		for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++)
+			put_hist(x, kvmmmu_lock_hist_names[mode], &f->lock_wait[mode]);
+	if (o->extras && o->extras->events_ok) {
+		for (int i = 0; i < KVMMMU_N_MMU_COUNTERS; i++)
+			put(x, kvmmmu_mmu_counter_names[i], NULL, f->mmu[i]);
+		for (int i = 0; i < N_DIRTY_LOG_TIMES; i++)
+			put(x, dirty_log_time_names[i], NULL, f->dirty_log_ns[i]);
+	}
+}
+
+/* Timeline events not written yet: event_KIND_ns (time taken) and event_KIND_faults_before. */
+static void put_timeline(struct csv_ctx *x, struct render_opts *o)
+{
+	const struct mmu_extras *e = o->extras;
+
+	for (; e && o->csv_timeline_done < e->n_timeline; o->csv_timeline_done++) {
+		const struct timeline_event *t = &e->timeline[o->csv_timeline_done];
+		char metric[64];
+
+		x->row.ts = t->wall;
+		x->row.pid = (int)t->ev.tgid;
+		x->row.comm = "";
+		x->row.vcpu = CSV_NO_VCPU;
+		snprintf(metric, sizeof(metric), "event_%s_ns", timeline_kind_str(t->ev.kind));
+		put(x, metric, NULL, t->ev.duration_ns);
+		snprintf(metric, sizeof(metric), "event_%s_faults_before",
+			 timeline_kind_str(t->ev.kind));
+		put(x, metric, NULL, t->faults_between);
+	}
 }
 
 /* Every KVM statistic of one vCPU (or the VM, vcpu < 0), since tracing started. */
@@ -92,7 +122,7 @@ static void put_kvm(struct csv_ctx *x, const struct vm_stats *v, int vcpu)
 	x->row.source = "bpf";
 }
 
-int render_csv(struct csv_writer *w, const struct model *m, const struct render_opts *o, double ts)
+int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *o, double ts)
 {
 	struct csv_ctx x = {.w = w, .row = {.ts = ts, .source = "bpf"}};
 
@@ -124,6 +154,8 @@ int render_csv(struct csv_writer *w, const struct model *m, const struct render_
 				put_kvm(&x, kvm, row->vcpu);
 		}
 	}
+	put_timeline(&x, o);
+	x.row.ts = ts;
 	x.row.pid = 0;
 	x.row.comm = "kvmmmu";
 	x.row.vcpu = CSV_NO_VCPU;

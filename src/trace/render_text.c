@@ -5,8 +5,8 @@
 
 #include "render.h"
 
-static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths", "memslot", "events",
-							 "kvm_stats"};
+static const char *const section_names[SECTION_HIST0] = {
+	"outcomes", "paths", "memslot", "events", "kvm_stats", "mmu_lock", "mmu", "timeline"};
 
 const char *section_name(int section)
 {
@@ -50,21 +50,28 @@ int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **b
 	return err;
 }
 
+static void print_attached(FILE *f, const struct probe_status *probes, size_t n, const char **sep)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct probe_status *p = &probes[i];
+
+		if (p->kind == ATTACH_NONE)
+			continue;
+		fprintf(f, "%s %s%s%s (%s)", *sep, p->group ? p->group : "", p->group ? ":" : "",
+			p->name, attach_kind_str(p->kind));
+		*sep = ",";
+	}
+}
+
 void render_probe_header(FILE *f, const struct render_opts *o)
 {
 	const struct collector *c = o->c;
 	const char *sep = "";
 
 	fprintf(f, "Probes:");
-	for (size_t i = 0; i < c->n_probes; i++) {
-		const struct probe_status *p = &c->probes[i];
-
-		if (p->kind == ATTACH_NONE)
-			continue;
-		fprintf(f, "%s %s%s%s (%s)", sep, p->group ? p->group : "", p->group ? ":" : "",
-			p->name, attach_kind_str(p->kind));
-		sep = ",";
-	}
+	print_attached(f, c->probes, c->n_probes, &sep);
+	if (o->extras)
+		print_attached(f, o->extras->probes, o->extras->n_probes, &sep);
 	fprintf(f, "\nOutcomes from: %s; RET_PF_* from %s\n",
 		c->func_mode ? "function return values"
 			     : "tracepoints (SPTE requested -> set = fixed, none = spurious)",
@@ -83,6 +90,12 @@ void render_probe_header(FILE *f, const struct render_opts *o)
 	}
 	if (o->show[SECTION_MEMSLOT] && !collector_hist_available(c, KVMMMU_HIST_MEMSLOT, &sep))
 		fprintf(f, "Cannot show memslot lookups per fault: %s\n", sep);
+	for (size_t i = 0; o->extras && i < o->extras->n_probes; i++) {
+		const struct probe_status *p = &o->extras->probes[i];
+
+		if (p->kind == ATTACH_NONE)
+			fprintf(f, "Unavailable: %s:%s: %s\n", p->group, p->name, p->why);
+	}
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -229,6 +242,93 @@ static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu)
 		fputc('\n', f);
 }
 
+/* The denominator for "share of fault time": whole faults, else walk-to-SPTE. */
+static __u64 fault_time_ns(const struct figures *fg, const char **what)
+{
+	if (fg->hist[KVMMMU_HIST_FAULT].count) {
+		*what = "fault time";
+		return fg->hist[KVMMMU_HIST_FAULT].sum_ns;
+	}
+	*what = "walk-to-SPTE time";
+	return fg->hist[KVMMMU_HIST_WALK_TO_SPTE].sum_ns;
+}
+
+static void render_lock(FILE *f, const struct figures *fg, const struct render_opts *o)
+{
+	const struct kvmmmu_hist *r = &fg->lock_wait[KVMMMU_LOCK_READ];
+	const struct kvmmmu_hist *w = &fg->lock_wait[KVMMMU_LOCK_WRITE];
+	const char *what;
+	__u64 total = fault_time_ns(fg, &what);
+
+	fprintf(f, "    mmu_lock waits: read %llu (%.6g %s), write %llu (%.6g %s)",
+		(unsigned long long)r->count, (double)r->sum_ns / o->unit_ns, o->unit,
+		(unsigned long long)w->count, (double)w->sum_ns / o->unit_ns, o->unit);
+	if (total)
+		fprintf(f, "; %.1f%% of %s", pct(r->sum_ns + w->sum_ns, total), what);
+	fputc('\n', f);
+	for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++)
+		if (fg->lock_wait[mode].count)
+			render_hist(f, &fg->lock_wait[mode], kvmmmu_lock_hist_names[mode], o);
+}
+
+static void render_mmu(FILE *f, const struct figures *fg)
+{
+	const __u64 *m = fg->mmu;
+
+	fprintf(f,
+		"    shadow pages: created %llu, reused %llu, zapped %llu, synced %llu, unsynced "
+		"%llu; huge page splits %llu; fast zaps %llu\n",
+		(unsigned long long)m[KVMMMU_SHADOW_PAGES_CREATED],
+		(unsigned long long)m[KVMMMU_SHADOW_PAGES_REUSED],
+		(unsigned long long)m[KVMMMU_SHADOW_PAGES_ZAPPED],
+		(unsigned long long)m[KVMMMU_SHADOW_PAGES_SYNCED],
+		(unsigned long long)m[KVMMMU_SHADOW_PAGES_UNSYNCED],
+		(unsigned long long)m[KVMMMU_HUGE_PAGE_SPLITS],
+		(unsigned long long)m[KVMMMU_ZAP_ALL_FAST]);
+	if (!m[KVMMMU_MEMSLOT_UPDATES] && !m[KVMMMU_DIRTY_LOG_GETS] && !m[KVMMMU_DIRTY_LOG_CLEARS])
+		return;
+	fprintf(f,
+		"    dirty logging: on %llu (%.3f ms), off %llu (%.3f ms), get %llu (%.3f ms), "
+		"clear %llu (%.3f ms); memslot updates %llu\n",
+		(unsigned long long)m[KVMMMU_DIRTY_LOG_ENABLES],
+		fg->dirty_log_ns[DIRTY_LOG_ENABLE_NS] / 1e6,
+		(unsigned long long)m[KVMMMU_DIRTY_LOG_DISABLES],
+		fg->dirty_log_ns[DIRTY_LOG_DISABLE_NS] / 1e6,
+		(unsigned long long)m[KVMMMU_DIRTY_LOG_GETS],
+		fg->dirty_log_ns[DIRTY_LOG_GET_NS] / 1e6,
+		(unsigned long long)m[KVMMMU_DIRTY_LOG_CLEARS],
+		fg->dirty_log_ns[DIRTY_LOG_CLEAR_NS] / 1e6,
+		(unsigned long long)m[KVMMMU_MEMSLOT_UPDATES]);
+}
+
+/* The VM's memslot and dirty-log events, each with the faults since the one before. */
+static void render_timeline(FILE *f, const struct mmu_extras *x, int pid)
+{
+	double first = 0;
+	bool any = false;
+
+	for (size_t i = 0; x && i < x->n_timeline; i++) {
+		const struct timeline_event *t = &x->timeline[i];
+		const struct kvmmmu_event *e = &t->ev;
+
+		if ((int)e->tgid != pid)
+			continue;
+		if (!any) {
+			fprintf(f, "    timeline:\n");
+			first = t->wall;
+			any = true;
+		}
+		fprintf(f, "    %+10.6fs  %-16s", t->wall - first, timeline_kind_str(e->kind));
+		if (e->kind != KVMMMU_EV_ZAP_ALL_FAST)
+			fprintf(f, " slot %u:%u", e->slot >> 16, e->slot & 0xffff);
+		if (e->kind <= KVMMMU_EV_MEMSLOT_UPDATE)
+			fprintf(f, " [0x%llx, +%llu MiB]", (unsigned long long)e->gpa,
+				(unsigned long long)(e->size >> 20));
+		fprintf(f, "  took %.3f ms  %llu faults before it\n", e->duration_ns / 1e6,
+			(unsigned long long)t->faults_between);
+	}
+}
+
 static void render_figures(FILE *f, const struct figures *fg, const struct render_opts *o,
 			   const struct vm_stats *kvm, int vcpu)
 {
@@ -243,6 +343,10 @@ static void render_figures(FILE *f, const struct figures *fg, const struct rende
 		render_events(f, fg);
 	if (o->show[SECTION_KVM])
 		render_kvm(f, kvm, vcpu);
+	if (o->show[SECTION_LOCK] && o->extras && o->extras->lock_ok)
+		render_lock(f, fg, o);
+	if (o->show[SECTION_MMU] && o->extras && o->extras->events_ok)
+		render_mmu(f, fg);
 	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
 		const char *why;
 
@@ -272,6 +376,8 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 		if (o->only_vcpu < 0) {
 			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, vm->comm);
 			render_figures(f, &vm->total, o, render_kvm_stats(o, vm->pid), -1);
+			if (o->show[SECTION_TIMELINE])
+				render_timeline(f, o->extras, vm->pid);
 		}
 		if (!o->per_vcpu && o->only_vcpu < 0)
 			continue;

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* BPF-side helpers shared by kvmmmu's BPF objects. */
+#ifndef KVMMMU_BPF_H
+#define KVMMMU_BPF_H
+
+/*
+ * The vCPU the current thread has loaded, or NULL. vcpu_load() registers
+ * vcpu->preempt_notifier on the task, and KVM is the only user of preempt
+ * notifiers, so the task's first notifier leads back to its kvm_vcpu. The
+ * VM's mm must be the task's, or the guess is wrong and we say nothing.
+ * (kvm_running_vcpu would be simpler, but it is a per-CPU data symbol that
+ * kallsyms lacks without CONFIG_KALLSYMS_ALL.)
+ */
+static __always_inline struct kvm_vcpu *current_vcpu(void)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct hlist_node *first = BPF_CORE_READ(task, preempt_notifiers.first);
+	struct kvm_vcpu *vcpu;
+
+	if (!first)
+		return NULL;
+	vcpu = (void *)first - bpf_core_field_offset(struct kvm_vcpu, preempt_notifier) -
+	       bpf_core_field_offset(struct preempt_notifier, link);
+	if (BPF_CORE_READ(vcpu, kvm, mm) != BPF_CORE_READ(task, mm))
+		return NULL;
+	return vcpu;
+}
+
+static __always_inline int current_vcpu_id(void)
+{
+	struct kvm_vcpu *vcpu = current_vcpu();
+
+	return vcpu ? BPF_CORE_READ(vcpu, vcpu_id) : -1;
+}
+
+static __always_inline void kvmmmu_hist_add(struct kvmmmu_hist *h, __u64 ns)
+{
+	__u64 slot = kvmmmu_hist_slot(ns);
+
+	/*
+	 * Bound the register that indexes, not a zero-extended copy of it:
+	 * older verifiers (6.1) do not carry the bound back to the original.
+	 */
+	barrier_var(slot);
+	if (slot >= KVMMMU_HIST_BUCKETS)
+		slot = KVMMMU_HIST_BUCKETS - 1;
+	barrier_var(slot);
+	h->slots[slot]++;
+	h->count++;
+	h->sum_ns += ns;
+	if (ns > h->max_ns)
+		h->max_ns = ns;
+}
+
+/* Fills ID for the current thread; TRACED is the pid filter map, or NULL for none. */
+static __always_inline void thread_id_init(struct kvmmmu_thread_id *id, void *traced, __u32 tgid)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	id->vcpu_id = current_vcpu_id();
+	id->excluded = traced && !bpf_map_lookup_elem(traced, &tgid);
+	bpf_get_current_comm(id->comm, sizeof(id->comm));
+	bpf_core_read_str(id->process, sizeof(id->process), &leader->comm);
+}
+
+/* A tracepoint handler twice: tp_btf (typed, cheapest) and raw_tp (for kernels without BTF for it).
+ */
+#define TP_PAIR(event, body_call, ...)                                                             \
+	SEC("tp_btf/" #event)                                                                      \
+	int BPF_PROG(event##_btf, ##__VA_ARGS__)                                                   \
+	{                                                                                          \
+		return body_call;                                                                  \
+	}                                                                                          \
+	SEC("raw_tp/" #event)                                                                      \
+	int BPF_PROG(event##_raw, ##__VA_ARGS__)                                                   \
+	{                                                                                          \
+		return body_call;                                                                  \
+	}
+
+#endif

@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * MMU lifecycle and dirty logging: shadow pages created, reused, zapped and
+ * (un)synced, huge page splits, fast zaps, per thread; and a timeline of the
+ * rare events that reshape the MMU (memslot changes, dirty logging turned on
+ * and off, dirty-log fetches), each with the time the kernel took and the
+ * faults the VM had taken so far, so that the storm after each fetch shows.
+ *
+ * Memslot and dirty-log changes have no tracepoint of their own: they are
+ * the VMM's ioctls, seen through the syscalls tracepoints.
+ */
+#include "kvmmmu_core.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "kvmmmu.h"
+#include "kvmmmu.bpf.h"
+
+/* include/uapi/linux/kvm.h: KVMIO is 0xAE; sizes are of the argument structs */
+#define KVM_IOW(nr, size) ((1U << 30) | ((size) << 16) | (0xAEU << 8) | (nr))
+#define KVM_IOWR(nr, size) ((3U << 30) | ((size) << 16) | (0xAEU << 8) | (nr))
+#define KVM_SET_USER_MEMORY_REGION KVM_IOW(0x46, 32)
+#define KVM_SET_USER_MEMORY_REGION2 KVM_IOW(0x49, 160) /* 6.8+ */
+#define KVM_GET_DIRTY_LOG KVM_IOW(0x42, 16)
+#define KVM_CLEAR_DIRTY_LOG KVM_IOWR(0xc0, 24)
+#define KVM_MEM_LOG_DIRTY_PAGES (1U << 0)
+
+const volatile bool filter_pids = false;
+
+struct kvmmmu_health health;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct kvmmmu_thread_key);
+	__type(value, struct kvmmmu_mmu_stats);
+} mmu_stats SEC(".maps");
+
+/* Both shared with the faults object: user space reuses its fds. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct kvmmmu_thread_key);
+	__type(value, struct kvmmmu_thread_stats);
+} thread_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} events SEC(".maps");
+
+/* A KVM ioctl in progress, per thread. */
+struct ioctl_call {
+	__u64 ts;
+	__u32 cmd;
+	__u32 slot;
+	__u32 flags;
+	__u32 pad;
+	__u64 gpa, size;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct ioctl_call);
+} calls SEC(".maps");
+
+struct slot_key {
+	__u32 tgid;
+	__u32 slot; /* address space << 16 | slot, as the ioctl has it */
+};
+
+/* The flags each memslot was last given, to tell dirty logging on from off. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct slot_key);
+	__type(value, __u32);
+} slot_flags SEC(".maps");
+
+static __always_inline struct kvmmmu_mmu_stats *thread(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
+	struct kvmmmu_mmu_stats *s = bpf_map_lookup_elem(&mmu_stats, &key), init = {};
+	int err;
+
+	if (!s) {
+		thread_id_init(&init.id, filter_pids ? &traced_pids : NULL, key.tgid);
+		err = bpf_map_update_elem(&mmu_stats, &key, &init, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST */) {
+			__sync_fetch_and_add(&health.drops, 1);
+			return NULL;
+		}
+		s = bpf_map_lookup_elem(&mmu_stats, &key);
+	}
+	return s && !s->id.excluded ? s : NULL;
+}
+
+static __always_inline int count(enum kvmmmu_mmu_counter c)
+{
+	struct kvmmmu_mmu_stats *s = thread();
+
+	if (s && c < KVMMMU_N_MMU_COUNTERS)
+		s->counters[c]++;
+	return 0;
+}
+
+static __always_inline int on_get_page(bool created)
+{
+	return count(created ? KVMMMU_SHADOW_PAGES_CREATED : KVMMMU_SHADOW_PAGES_REUSED);
+}
+TP_PAIR(kvm_mmu_get_page, on_get_page(created), void *sp, bool created)
+TP_PAIR(kvm_mmu_prepare_zap_page, count(KVMMMU_SHADOW_PAGES_ZAPPED), void *sp)
+TP_PAIR(kvm_mmu_sync_page, count(KVMMMU_SHADOW_PAGES_SYNCED), void *sp)
+TP_PAIR(kvm_mmu_unsync_page, count(KVMMMU_SHADOW_PAGES_UNSYNCED), void *sp)
+TP_PAIR(kvm_mmu_split_huge_page, count(KVMMMU_HUGE_PAGE_SPLITS), u64 gfn, u64 spte, int level,
+	int errno)
+
+struct sum_ctx {
+	__u32 tgid;
+	__u64 faults;
+};
+
+static long add_faults(void *map, struct kvmmmu_thread_key *key, struct kvmmmu_thread_stats *s,
+		       struct sum_ctx *ctx)
+{
+	if (key->tgid == ctx->tgid)
+		ctx->faults += s->counters[KVMMMU_FAULTS];
+	return 0;
+}
+
+/* Faults the process has taken so far, as the faults object counts them. */
+static __always_inline __u64 faults_so_far(__u32 tgid)
+{
+	struct sum_ctx ctx = {.tgid = tgid};
+
+	bpf_for_each_map_elem(&thread_stats, add_faults, &ctx, 0);
+	return ctx.faults;
+}
+
+static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 now, long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kvmmmu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	if (!e) {
+		__sync_fetch_and_add(&health.drops, 1);
+		return;
+	}
+	e->ts_ns = now;
+	e->duration_ns = c ? now - c->ts : 0;
+	e->tgid = id >> 32;
+	e->tid = (__u32)id;
+	e->kind = kind;
+	e->slot = c ? c->slot : 0;
+	e->gpa = c ? c->gpa : 0;
+	e->size = c ? c->size : 0;
+	e->ret = (__s32)ret;
+	e->pad = 0;
+	e->faults = faults_so_far(e->tgid);
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline int on_zap_all_fast(void)
+{
+	struct kvmmmu_mmu_stats *s = thread();
+
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_ZAP_ALL_FAST]++;
+	emit(KVMMMU_EV_ZAP_ALL_FAST, NULL, bpf_ktime_get_ns(), 0);
+	return 0;
+}
+TP_PAIR(kvm_mmu_zap_all_fast, on_zap_all_fast(), void *kvm)
+
+/* The syscalls tracepoints' records (events/syscalls/sys_{enter,exit}_ioctl/format). */
+struct sys_enter_ioctl_args {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__u64 fd;
+	__u64 cmd;
+	__u64 arg;
+};
+
+struct sys_exit_ioctl_args {
+	__u64 common;
+	__s32 nr;
+	__u32 pad;
+	__s64 ret;
+};
+
+/* The first fields of kvm_userspace_memory_region(2) and of kvm_(clear_)dirty_log. */
+struct memory_region_head {
+	__u32 slot;
+	__u32 flags;
+	__u64 guest_phys_addr;
+	__u64 memory_size;
+};
+
+SEC("tracepoint/syscalls/sys_enter_ioctl")
+int sys_enter_ioctl(struct sys_enter_ioctl_args *ctx)
+{
+	__u32 cmd = (__u32)ctx->cmd, tid = (__u32)bpf_get_current_pid_tgid();
+	struct memory_region_head r = {};
+	struct ioctl_call c = {};
+
+	if (cmd != KVM_SET_USER_MEMORY_REGION && cmd != KVM_SET_USER_MEMORY_REGION2 &&
+	    cmd != KVM_GET_DIRTY_LOG && cmd != KVM_CLEAR_DIRTY_LOG)
+		return 0;
+	bpf_probe_read_user(&r, cmd == KVM_GET_DIRTY_LOG ? sizeof(__u32) * 2 : sizeof(r),
+			    (void *)ctx->arg);
+	c.ts = bpf_ktime_get_ns();
+	c.cmd = cmd;
+	c.slot = r.slot;
+	if (cmd == KVM_SET_USER_MEMORY_REGION || cmd == KVM_SET_USER_MEMORY_REGION2) {
+		c.flags = r.flags;
+		c.gpa = r.guest_phys_addr;
+		c.size = r.memory_size;
+	}
+	bpf_map_update_elem(&calls, &tid, &c, BPF_ANY);
+	return 0;
+}
+
+static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioctl_call *c,
+					 __u64 now, long ret)
+{
+	struct slot_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .slot = c->slot};
+	__u32 *old = bpf_map_lookup_elem(&slot_flags, &key), kind;
+	bool was_dirty = old && (*old & KVM_MEM_LOG_DIRTY_PAGES);
+	bool dirty = c->flags & KVM_MEM_LOG_DIRTY_PAGES;
+
+	s->counters[KVMMMU_MEMSLOT_UPDATES]++;
+	if (ret)
+		return; /* refused: nothing changed */
+	if (!c->size) {
+		kind = KVMMMU_EV_MEMSLOT_DELETE;
+		bpf_map_delete_elem(&slot_flags, &key);
+	} else {
+		bpf_map_update_elem(&slot_flags, &key, &c->flags, BPF_ANY);
+		if (!old)
+			kind = KVMMMU_EV_MEMSLOT_CREATE;
+		else if (dirty && !was_dirty)
+			kind = KVMMMU_EV_DIRTY_LOG_ON;
+		else if (!dirty && was_dirty)
+			kind = KVMMMU_EV_DIRTY_LOG_OFF;
+		else
+			kind = KVMMMU_EV_MEMSLOT_UPDATE;
+	}
+	if (kind == KVMMMU_EV_DIRTY_LOG_ON) {
+		s->counters[KVMMMU_DIRTY_LOG_ENABLES]++;
+		s->enable_ns += now - c->ts;
+	} else if (kind == KVMMMU_EV_DIRTY_LOG_OFF) {
+		s->counters[KVMMMU_DIRTY_LOG_DISABLES]++;
+		s->disable_ns += now - c->ts;
+	}
+	emit(kind, c, now, ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_ioctl")
+int sys_exit_ioctl(struct sys_exit_ioctl_args *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct ioctl_call *c = bpf_map_lookup_elem(&calls, &tid);
+	struct kvmmmu_mmu_stats *s;
+	__u64 now;
+
+	if (!c)
+		return 0;
+	now = bpf_ktime_get_ns();
+	s = thread();
+	if (s) {
+		if (c->cmd == KVM_GET_DIRTY_LOG) {
+			s->counters[KVMMMU_DIRTY_LOG_GETS]++;
+			s->get_ns += now - c->ts;
+			emit(KVMMMU_EV_GET_DIRTY_LOG, c, now, ctx->ret);
+		} else if (c->cmd == KVM_CLEAR_DIRTY_LOG) {
+			s->counters[KVMMMU_DIRTY_LOG_CLEARS]++;
+			s->clear_ns += now - c->ts;
+			emit(KVMMMU_EV_CLEAR_DIRTY_LOG, c, now, ctx->ret);
+		} else {
+			memslot_done(s, c, now, ctx->ret);
+		}
+	}
+	bpf_map_delete_elem(&calls, &tid);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

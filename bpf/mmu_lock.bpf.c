@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvm->mmu_lock contention: how long vCPUs (and the VMM's other threads)
+ * wait for it, for read (TDP MMU faults) and for write (shadow MMU faults,
+ * zaps, dirty-log changes), per thread.
+ *
+ * lock:contention_begin/end (5.19+) fire for every contended lock in the
+ * system; a begin is kept only when its lock is the mmu_lock of the VM the
+ * thread belongs to: the VM of the vCPU it has loaded, or else a struct kvm
+ * whose mm is the thread's own (the VMM's ioctl threads). Before 5.19 the
+ * same comes from kprobes on queued_{read,write}_lock_slowpath.
+ */
+#include "kvmmmu_core.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "kvmmmu.h"
+#include "kvmmmu.bpf.h"
+
+/* include/trace/events/lock.h */
+#define LCB_F_SPIN (1U << 0)
+#define LCB_F_READ (1U << 1)
+#define LCB_F_WRITE (1U << 2)
+
+const volatile bool filter_pids = false;
+
+struct kvmmmu_health health;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct kvmmmu_thread_key);
+	__type(value, struct kvmmmu_lock_stats);
+} lock_stats SEC(".maps");
+
+/* Shared with the faults object (user space reuses its fd), so -p means the same. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} traced_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kvmmmu_lock_stats);
+} new_thread SEC(".maps");
+
+/* LOCK is the mmu_lock of the VM the current thread works for. */
+static __always_inline bool is_mmu_lock(void *lock)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	__u32 off = bpf_core_field_offset(struct kvm, mmu_lock);
+	struct kvm_vcpu *vcpu = current_vcpu();
+	struct kvm *kvm;
+
+	if (vcpu)
+		return (void *)BPF_CORE_READ(vcpu, kvm) + off == lock;
+	/* not a vCPU: is LOCK inside a struct kvm of this process? */
+	kvm = lock - off;
+	return BPF_CORE_READ(kvm, mm) == BPF_CORE_READ(task, mm) && BPF_CORE_READ(task, mm);
+}
+
+static __always_inline struct kvmmmu_lock_stats *thread(bool create)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
+	struct kvmmmu_lock_stats *s = bpf_map_lookup_elem(&lock_stats, &key);
+	__u32 zero = 0;
+	int err;
+
+	if (s || !create)
+		return s && !s->id.excluded ? s : NULL;
+	s = bpf_map_lookup_elem(&new_thread, &zero);
+	if (!s)
+		return NULL;
+	thread_id_init(&s->id, filter_pids ? &traced_pids : NULL, key.tgid);
+	err = bpf_map_update_elem(&lock_stats, &key, s, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST */) {
+		__sync_fetch_and_add(&health.drops, 1);
+		return NULL;
+	}
+	s = bpf_map_lookup_elem(&lock_stats, &key);
+	return s && !s->id.excluded ? s : NULL;
+}
+
+static __always_inline int begin(void *lock, __u32 mode)
+{
+	struct kvmmmu_lock_stats *s;
+
+	if (!is_mmu_lock(lock))
+		return 0;
+	s = thread(true);
+	if (!s)
+		return 0;
+	s->begin_ts = bpf_ktime_get_ns();
+	s->begin_mode = mode;
+	s->waiting = 1;
+	return 0;
+}
+
+static __always_inline int end(void)
+{
+	struct kvmmmu_lock_stats *s = thread(false);
+	__u32 mode;
+	__u64 ns;
+
+	if (!s || !s->waiting)
+		return 0;
+	s->waiting = 0;
+	ns = bpf_ktime_get_ns() - s->begin_ts;
+	mode = s->begin_mode == KVMMMU_LOCK_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ;
+	s->waits[mode]++;
+	kvmmmu_hist_add(&s->wait_hist[mode], ns);
+	return 0;
+}
+
+static __always_inline int on_contention_begin(void *lock, unsigned int flags)
+{
+	/* mmu_lock is an rwlock: spinning, for read or for write */
+	if (!(flags & LCB_F_SPIN) || !(flags & (LCB_F_READ | LCB_F_WRITE)))
+		return 0;
+	return begin(lock, flags & LCB_F_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ);
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(contention_begin_btf, void *lock, unsigned int flags)
+{
+	return on_contention_begin(lock, flags);
+}
+
+SEC("raw_tp/contention_begin")
+int BPF_PROG(contention_begin_raw, void *lock, unsigned int flags)
+{
+	return on_contention_begin(lock, flags);
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(contention_end_btf)
+{
+	return end();
+}
+
+SEC("raw_tp/contention_end")
+int BPF_PROG(contention_end_raw)
+{
+	return end();
+}
+
+/* Before the tracepoints (5.19): the qrwlock slow paths, entered only under contention. */
+SEC("kprobe/queued_read_lock_slowpath")
+int BPF_KPROBE(queued_read_lock_slowpath_kprobe, void *lock)
+{
+	return begin(lock, KVMMMU_LOCK_READ);
+}
+
+SEC("kretprobe/queued_read_lock_slowpath")
+int BPF_KRETPROBE(queued_read_lock_slowpath_kretprobe)
+{
+	return end();
+}
+
+SEC("kprobe/queued_write_lock_slowpath")
+int BPF_KPROBE(queued_write_lock_slowpath_kprobe, void *lock)
+{
+	return begin(lock, KVMMMU_LOCK_WRITE);
+}
+
+SEC("kretprobe/queued_write_lock_slowpath")
+int BPF_KRETPROBE(queued_write_lock_slowpath_kretprobe)
+{
+	return end();
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mmu_extras.h" /* first: the skeletons need kvmmmu.h's types */
+#include "faults.skel.h"
+#include "ksyms.h"
+#include "mmu_events.skel.h"
+#include "mmu_lock.skel.h"
+#include "sysinfo.h"
+#include "tracefs.h"
+
+static const struct {
+	const char *group, *event;
+} lifecycle_tps[] = {
+	{"kvmmmu", "kvm_mmu_get_page"},	       {"kvmmmu", "kvm_mmu_prepare_zap_page"},
+	{"kvmmmu", "kvm_mmu_sync_page"},       {"kvmmmu", "kvm_mmu_unsync_page"},
+	{"kvmmmu", "kvm_mmu_split_huge_page"}, {"kvmmmu", "kvm_mmu_zap_all_fast"},
+};
+
+const char *timeline_kind_str(__u32 kind)
+{
+	static const char *const names[] = {
+		[KVMMMU_EV_MEMSLOT_CREATE] = "memslot_create",
+		[KVMMMU_EV_MEMSLOT_DELETE] = "memslot_delete",
+		[KVMMMU_EV_MEMSLOT_UPDATE] = "memslot_update",
+		[KVMMMU_EV_DIRTY_LOG_ON] = "dirty_log_on",
+		[KVMMMU_EV_DIRTY_LOG_OFF] = "dirty_log_off",
+		[KVMMMU_EV_GET_DIRTY_LOG] = "get_dirty_log",
+		[KVMMMU_EV_CLEAR_DIRTY_LOG] = "clear_dirty_log",
+		[KVMMMU_EV_ZAP_ALL_FAST] = "zap_all_fast",
+	};
+
+	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
+}
+
+static struct probe_status *new_probe(struct mmu_extras *x, const char *group, const char *name)
+{
+	struct probe_status *p = &x->probes[x->n_probes++];
+
+	memset(p, 0, sizeof(*p));
+	p->group = group;
+	p->name = name;
+	p->wanted = true;
+	return p;
+}
+
+static int keep_link(struct mmu_extras *x, struct bpf_link *link)
+{
+	if (!link)
+		return -errno;
+	if (x->n_links == EXTRAS_MAX_LINKS) {
+		bpf_link__destroy(link);
+		return -E2BIG;
+	}
+	x->links[x->n_links++] = link;
+	return 0;
+}
+
+/* Enables the tp_btf or raw_tp twin of EVENT in OBJ, recording the choice in P. */
+static void choose_tp(struct bpf_object *obj, struct collector *c, struct probe_status *p)
+{
+	char name[96];
+	bool btf = kernel_btf_has_tp_btf(&c->kb, p->name);
+	struct bpf_program *bp;
+
+	p->kind = btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
+	snprintf(name, sizeof(name), "%s_btf", p->name);
+	bp = bpf_object__find_program_by_name(obj, name);
+	if (bp)
+		bpf_program__set_autoload(bp, btf);
+	snprintf(name, sizeof(name), "%s_raw", p->name);
+	bp = bpf_object__find_program_by_name(obj, name);
+	if (bp)
+		bpf_program__set_autoload(bp, !btf);
+}
+
+static void attach_chosen(struct mmu_extras *x, struct bpf_object *obj, struct probe_status *p,
+			  const char *const *progs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct bpf_program *bp = bpf_object__find_program_by_name(obj, progs[i]);
+		int err;
+
+		if (!bp || !bpf_program__autoload(bp))
+			continue;
+		err = keep_link(x, bpf_program__attach(bp));
+		if (err) {
+			p->kind = ATTACH_NONE;
+			snprintf(p->why, sizeof(p->why), "attach failed: %s", strerror(-err));
+			return;
+		}
+	}
+}
+
+static void attach_tp(struct mmu_extras *x, struct bpf_object *obj, struct probe_status *p)
+{
+	char btf[96], raw[96];
+	const char *progs[] = {btf, raw};
+
+	snprintf(btf, sizeof(btf), "%s_btf", p->name);
+	snprintf(raw, sizeof(raw), "%s_raw", p->name);
+	attach_chosen(x, obj, p, progs, 2);
+}
+
+static int open_lock(struct mmu_extras *x, struct collector *c)
+{
+	static const char *const tp_progs[] = {"contention_begin_btf", "contention_begin_raw",
+					       "contention_end_btf", "contention_end_raw"};
+	static const char *const kp_progs[] = {
+		"queued_read_lock_slowpath_kprobe", "queued_read_lock_slowpath_kretprobe",
+		"queued_write_lock_slowpath_kprobe", "queued_write_lock_slowpath_kretprobe"};
+	struct probe_status *p = new_probe(x, "lock", "contention_begin/end");
+	bool tp = tracefs_has_event("lock", "contention_begin");
+	bool btf = kernel_btf_has_tp_btf(&c->kb, "contention_begin");
+	bool kp = !tp && ksym_lookup(NULL, "queued_write_lock_slowpath") == KSYM_PRESENT &&
+		  !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
+	int err;
+
+	if (!tp && !kp) {
+		snprintf(p->why, sizeof(p->why),
+			 "no lock:contention_* tracepoints (5.19+) and no kprobe on "
+			 "queued_*_lock_slowpath");
+		return -ENOENT;
+	}
+	x->lock = mmu_lock_bpf__open();
+	if (!x->lock)
+		return -errno;
+	x->lock->rodata->filter_pids = c->opts.filter_pids;
+	bpf_program__set_autoload(x->lock->progs.contention_begin_btf, tp && btf);
+	bpf_program__set_autoload(x->lock->progs.contention_end_btf, tp && btf);
+	bpf_program__set_autoload(x->lock->progs.contention_begin_raw, tp && !btf);
+	bpf_program__set_autoload(x->lock->progs.contention_end_raw, tp && !btf);
+	for (size_t i = 0; i < 4; i++)
+		bpf_program__set_autoload(
+			bpf_object__find_program_by_name(x->lock->obj, kp_progs[i]), kp);
+	err = bpf_map__reuse_fd(x->lock->maps.traced_pids, bpf_map__fd(c->skel->maps.traced_pids));
+	if (!err)
+		err = mmu_lock_bpf__load(x->lock);
+	if (err) {
+		snprintf(p->why, sizeof(p->why), "load failed: %s", strerror(-err));
+		return err;
+	}
+	p->kind = kp ? ATTACH_KPROBE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
+	if (kp)
+		p->name = "queued_{read,write}_lock_slowpath";
+	attach_chosen(x, x->lock->obj, p, kp ? kp_progs : tp_progs, 4);
+	return p->kind == ATTACH_NONE ? -ENOENT : 0;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct mmu_extras *x = ctx;
+	const struct kvmmmu_event *e = data;
+	struct timeline_event *t;
+	__u64 before = 0;
+
+	if (len < sizeof(*e))
+		return 0;
+	t = realloc(x->timeline, (x->n_timeline + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	x->timeline = t;
+	for (size_t i = x->n_timeline; i-- > 0;) {
+		if (t[i].ev.tgid == e->tgid) {
+			before = t[i].ev.faults;
+			break;
+		}
+	}
+	t[x->n_timeline].ev = *e;
+	t[x->n_timeline].wall = (double)e->ts_ns / 1e9 + x->mono_to_wall;
+	t[x->n_timeline].faults_between = e->faults >= before ? e->faults - before : 0;
+	x->n_timeline++;
+	return 0;
+}
+
+static int open_events(struct mmu_extras *x, struct collector *c)
+{
+	static const char *const ioctl_progs[] = {"sys_enter_ioctl", "sys_exit_ioctl"};
+	struct probe_status *tps[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])], *ioctls;
+	int err;
+
+	x->events = mmu_events_bpf__open();
+	if (!x->events)
+		return -errno;
+	x->events->rodata->filter_pids = c->opts.filter_pids;
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		tps[i] = new_probe(x, lifecycle_tps[i].group, lifecycle_tps[i].event);
+		choose_tp(x->events->obj, c, tps[i]);
+	}
+	ioctls = new_probe(x, "syscalls", "sys_{enter,exit}_ioctl");
+	ioctls->kind = ATTACH_RAW_TP; /* a classic tracepoint; the closest kind we name */
+	if (!tracefs_has_event("syscalls", "sys_enter_ioctl")) {
+		ioctls->kind = ATTACH_NONE;
+		snprintf(ioctls->why, sizeof(ioctls->why),
+			 "no syscalls tracepoints (CONFIG_FTRACE_SYSCALLS): no dirty-log timeline");
+		bpf_program__set_autoload(x->events->progs.sys_enter_ioctl, false);
+		bpf_program__set_autoload(x->events->progs.sys_exit_ioctl, false);
+	}
+	err = bpf_map__reuse_fd(x->events->maps.traced_pids,
+				bpf_map__fd(c->skel->maps.traced_pids));
+	if (!err)
+		err = bpf_map__reuse_fd(x->events->maps.thread_stats,
+					bpf_map__fd(c->skel->maps.thread_stats));
+	if (!err)
+		err = mmu_events_bpf__load(x->events);
+	if (err) {
+		for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+			tps[i]->kind = ATTACH_NONE;
+			snprintf(tps[i]->why, sizeof(tps[i]->why), "load failed: %s",
+				 strerror(-err));
+		}
+		ioctls->kind = ATTACH_NONE;
+		snprintf(ioctls->why, sizeof(ioctls->why), "load failed: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
+		attach_tp(x, x->events->obj, tps[i]);
+	if (ioctls->kind != ATTACH_NONE)
+		attach_chosen(x, x->events->obj, ioctls, ioctl_progs, 2);
+	x->rb = ring_buffer__new(bpf_map__fd(x->events->maps.events), on_event, x, NULL);
+	return x->rb ? 0 : -errno;
+}
+
+int mmu_extras_open(struct mmu_extras *x, struct collector *c)
+{
+	struct timespec mono;
+
+	memset(x, 0, sizeof(*x));
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	x->mono_to_wall = sysinfo_now() - (mono.tv_sec + mono.tv_nsec / 1e9);
+	x->lock_ok = !open_lock(x, c);
+	x->events_ok = !open_events(x, c);
+	return 0;
+}
+
+void mmu_extras_poll(struct mmu_extras *x)
+{
+	if (x->rb)
+		ring_buffer__consume(x->rb);
+}
+
+static int read_lock(struct mmu_extras *x, struct collector *c, struct model *m)
+{
+	int fd = bpf_map__fd(x->lock->maps.lock_stats);
+	struct kvmmmu_lock_stats *s = malloc(sizeof(*s));
+	struct kvmmmu_thread_key k, next;
+	int more;
+
+	if (!s)
+		return -ENOMEM;
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		struct vm_row *vm;
+		struct vcpu_row *row;
+
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (bpf_map_lookup_elem(fd, &k, s) || s->id.excluded)
+			continue;
+		row = collector_place(c, m, (int)k.tgid, (int)k.tid, s->id.vcpu_id, s->id.comm,
+				      s->id.process, &vm);
+		if (!row)
+			continue;
+		for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++) {
+			static struct figures f;
+
+			memset(&f, 0, sizeof(f));
+			f.lock_wait[mode] = s->wait_hist[mode];
+			figures_add(&row->f, &f);
+			figures_add(&vm->total, &f);
+		}
+	}
+	free(s);
+	return 0;
+}
+
+static int read_events(struct mmu_extras *x, struct collector *c, struct model *m)
+{
+	int fd = bpf_map__fd(x->events->maps.mmu_stats);
+	struct kvmmmu_thread_key k, next;
+	struct kvmmmu_mmu_stats s;
+	int more;
+
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		static struct figures f;
+		struct vm_row *vm;
+		struct vcpu_row *row;
+
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (bpf_map_lookup_elem(fd, &k, &s) || s.id.excluded)
+			continue;
+		row = collector_place(c, m, (int)k.tgid, (int)k.tid, s.id.vcpu_id, s.id.comm,
+				      s.id.process, &vm);
+		if (!row)
+			continue;
+		memset(&f, 0, sizeof(f));
+		memcpy(f.mmu, s.counters, sizeof(f.mmu));
+		f.dirty_log_ns[DIRTY_LOG_ENABLE_NS] = s.enable_ns;
+		f.dirty_log_ns[DIRTY_LOG_DISABLE_NS] = s.disable_ns;
+		f.dirty_log_ns[DIRTY_LOG_GET_NS] = s.get_ns;
+		f.dirty_log_ns[DIRTY_LOG_CLEAR_NS] = s.clear_ns;
+		figures_add(&row->f, &f);
+		figures_add(&vm->total, &f);
+	}
+	return 0;
+}
+
+int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
+{
+	int err = 0;
+
+	mmu_extras_poll(x);
+	if (x->lock_ok)
+		err = read_lock(x, c, m);
+	if (!err && x->events_ok)
+		err = read_events(x, c, m);
+	if (x->lock)
+		m->health.drops += x->lock->bss->health.drops;
+	if (x->events)
+		m->health.drops += x->events->bss->health.drops;
+	model_sort(m);
+	return err;
+}
+
+void mmu_extras_close(struct mmu_extras *x)
+{
+	ring_buffer__free(x->rb);
+	while (x->n_links)
+		bpf_link__destroy(x->links[--x->n_links]);
+	mmu_lock_bpf__destroy(x->lock);
+	mmu_events_bpf__destroy(x->events);
+	free(x->timeline);
+	memset(x, 0, sizeof(*x));
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The collector's second and third BPF objects: kvm->mmu_lock contention
+ * (bpf/mmu_lock.bpf.c) and the MMU lifecycle with its dirty-log timeline
+ * (bpf/mmu_events.bpf.c). They share the faults object's pid filter and
+ * thread map, so they must be opened after collector_open().
+ */
+#ifndef KVMMMU_MMU_EXTRAS_H
+#define KVMMMU_MMU_EXTRAS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "collector.h"
+#include "kvmmmu.h"
+#include "model.h"
+
+struct mmu_lock_bpf;
+struct mmu_events_bpf;
+struct ring_buffer;
+
+#define EXTRAS_MAX_PROBES 16
+#define EXTRAS_MAX_LINKS 32
+
+/* A timeline event, with wall-clock time and the faults since the VM's previous event. */
+struct timeline_event {
+	struct kvmmmu_event ev;
+	double wall;	      /* seconds since the epoch */
+	__u64 faults_between; /* faults since the previous event of the same VM */
+};
+
+struct mmu_extras {
+	struct mmu_lock_bpf *lock;
+	struct mmu_events_bpf *events;
+	struct ring_buffer *rb;
+	struct bpf_link *links[EXTRAS_MAX_LINKS];
+	size_t n_links;
+	struct probe_status probes[EXTRAS_MAX_PROBES];
+	size_t n_probes;
+	struct timeline_event *timeline;
+	size_t n_timeline;
+	double mono_to_wall; /* add to bpf_ktime_get_ns() seconds to get wall time */
+	bool lock_ok;	     /* mmu_lock waits are measured */
+	bool events_ok;	     /* lifecycle counters and the timeline work */
+};
+
+/* Opens and attaches what this kernel allows; failures leave the part off, with reasons. */
+int mmu_extras_open(struct mmu_extras *x, struct collector *c);
+/* Moves ring-buffer events into the timeline (call every tick). */
+void mmu_extras_poll(struct mmu_extras *x);
+/* Adds lock and lifecycle figures to M (after collector_read). */
+int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m);
+void mmu_extras_close(struct mmu_extras *x);
+const char *timeline_kind_str(__u32 kind);
+
+#endif
