@@ -454,7 +454,7 @@ int main(int argc, char **argv)
 	if (r.env.command)
 		printf(" of '%s'", r.env.command[0]);
 	else if (r.env.n_specs)
-		printf(" of the processes -p names");
+		printf(" of the processes -p selects");
 	printf("... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
 	render_probe_header(stdout, &r.ro);
 	release_command(&r);

@@ -74,13 +74,20 @@ int hist_index(const char *name)
 	return -1;
 }
 
-struct vm_row *model_vm(struct model *m, int pid)
+const struct vm_row *model_find_vm(const struct model *m, int pid)
 {
-	struct vm_row *vms;
-
 	for (size_t i = 0; i < m->n_vms; i++)
 		if (m->vms[i].pid == pid)
 			return &m->vms[i];
+	return NULL;
+}
+
+struct vm_row *model_vm(struct model *m, int pid)
+{
+	struct vm_row *vms = (struct vm_row *)model_find_vm(m, pid);
+
+	if (vms)
+		return vms;
 	vms = realloc(m->vms, (m->n_vms + 1) * sizeof(*vms));
 	if (!vms)
 		return NULL;
@@ -223,14 +230,6 @@ int model_copy(struct model *dst, const struct model *src)
 	return 0;
 }
 
-static const struct vm_row *find_vm(const struct model *m, int pid)
-{
-	for (size_t i = 0; i < m->n_vms; i++)
-		if (m->vms[i].pid == pid)
-			return &m->vms[i];
-	return NULL;
-}
-
 int model_delta(struct model *dst, const struct model *cur, const struct model *prev)
 {
 	int err = model_copy(dst, cur);
@@ -241,7 +240,7 @@ int model_delta(struct model *dst, const struct model *cur, const struct model *
 	dst->health.bad_ret -= prev->health.bad_ret;
 	for (size_t i = 0; i < dst->n_vms; i++) {
 		struct vm_row *vm = &dst->vms[i];
-		const struct vm_row *old = find_vm(prev, vm->pid);
+		const struct vm_row *old = model_find_vm(prev, vm->pid);
 
 		if (!old)
 			continue;

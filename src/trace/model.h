@@ -63,6 +63,8 @@ struct model {
 
 /* Where a thread's figures go. vcpu < 0 means "no vCPU known". */
 struct vm_row *model_vm(struct model *m, int pid);
+/* The VM row of PID, or NULL; never adds one. */
+const struct vm_row *model_find_vm(const struct model *m, int pid);
 struct vcpu_row *model_row(struct vm_row *vm, int vcpu, int tid);
 void model_sort(struct model *m);
 void model_free(struct model *m);

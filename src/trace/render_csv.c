@@ -81,17 +81,21 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 }
 
 /* Timeline events not written yet: event_KIND_ns (time taken) and event_KIND_faults_before. */
-static void put_timeline(struct csv_ctx *x, struct render_opts *o)
+static void put_timeline(struct csv_ctx *x, const struct model *m, struct render_opts *o)
 {
 	const struct mmu_extras *e = o->extras;
 
 	for (; e && o->csv_timeline_done < e->n_timeline; o->csv_timeline_done++) {
 		const struct timeline_event *t = &e->timeline[o->csv_timeline_done];
+		const struct vm_row *vm = model_find_vm(m, (int)t->ev.tgid);
+
 		char metric[64];
 
+		if (!vm)
+			continue; /* a VM nobody asked for */
 		x->row.ts = t->wall;
 		x->row.pid = (int)t->ev.tgid;
-		x->row.comm = "";
+		x->row.comm = vm->comm;
 		x->row.vcpu = CSV_NO_VCPU;
 		snprintf(metric, sizeof(metric), "event_%s_ns", timeline_kind_str(t->ev.kind));
 		put(x, metric, NULL, t->ev.duration_ns);
@@ -154,7 +158,7 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 				put_kvm(&x, kvm, row->vcpu);
 		}
 	}
-	put_timeline(&x, o);
+	put_timeline(&x, m, o);
 	x.row.ts = ts;
 	x.row.pid = 0;
 	x.row.comm = "kvmmmu";

@@ -26,10 +26,11 @@ agree() {
 	done
 }
 
-# last BPF value of METRIC for PID, vCPU V (empty V: the VM), bucket LE
+# last BPF value of METRIC for PID, vCPU V (empty V: the VM, not a thread without
+# a vCPU, whose comm says "[tid N]"), bucket LE
 bpf_value() {
 	awk -F, -v m="$2" -v v="$4" -v p="$3" -v le="$5" \
-		'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == le { x = $8 } END { print x }' "$1"
+		'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == le && $3 !~ /\[tid / { x = $8 } END { print x }' "$1"
 }
 
 # --- populate, 2 vCPUs, as a command under kvmmmu-hist

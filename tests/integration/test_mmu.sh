@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Beyond the handler: MMU lifecycle, the dirty-log timeline and mmu_lock
+# contention, checked against KVM's own statistics and kvmmmu-load's phases.
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(need_kvm); then
+	skip mmu/all "$why"
+	exit 0
+fi
+HIST=$BUILD/kvmmmu-hist
+LOAD=$BUILD/kvmmmu-load
+PAGES=8192 # per vCPU: 32 MiB
+
+# vm_value CSV SOURCE METRIC: the last VM-wide value (not a thread's "[tid N]" row)
+vm_value() {
+	awk -F, -v s="$2" -v m="$3" \
+		'!/^#/ && $5 == s && $6 == m && $4 == "" && $7 == "" && $3 !~ /\[tid / { x = $8 } END { print x }' "$1"
+}
+# events CSV METRIC: every value of a timeline metric, in order, space-separated
+events() {
+	awk -F, -v m="$2" '!/^#/ && $5 == "bpf" && $6 == m { printf "%s ", $8 }' "$1"
+}
+
+"$HIST" --csv "$TMP/h.csv" -- "$LOAD" --vcpus 2 --mem 32M --dirty-log 2 --csv "$TMP/l.csv" \
+	>"$TMP/h.out" 2>&1 || fail mmu/run "$(tail -2 "$TMP/h.out")"
+
+# shadow pages created == KVM's mmu_cache_miss (bumped when the hash has no such page)
+created=$(vm_value "$TMP/h.csv" bpf shadow_pages_created)
+miss=$(vm_value "$TMP/l.csv" kvm_stats mmu_cache_miss)
+check mmu/shadow-pages-created "created=$created, KVM mmu_cache_miss=$miss" \
+	test -n "$created" -a "$created" = "$miss" -a "${created:-0}" -gt 0
+
+# the dirty-log timeline: on, two fetches, off, each fetch after a storm of every page
+check mmu/dirty-log-on-once "enables=$(vm_value "$TMP/h.csv" bpf dirty_log_enables)" \
+	test "$(vm_value "$TMP/h.csv" bpf dirty_log_enables)" = 1
+check mmu/dirty-log-off-once "disables=$(vm_value "$TMP/h.csv" bpf dirty_log_disables)" \
+	test "$(vm_value "$TMP/h.csv" bpf dirty_log_disables)" = 1
+on=$(events "$TMP/h.csv" event_dirty_log_on_ns)
+off=$(events "$TMP/h.csv" event_dirty_log_off_ns)
+check mmu/timeline-on-off "on: '$on', off: '$off'" test -n "$on" -a -n "$off"
+storms=$(events "$TMP/h.csv" event_get_dirty_log_faults_before)
+check mmu/timeline-storms "faults before each fetch: '$storms', expected $((2 * PAGES)) twice" \
+	test "$storms" = "$((2 * PAGES)) $((2 * PAGES)) "
+for i in 1 2; do
+	n=$(csv_value "$TMP/l.csv" load "iteration_${i}_pf_taken" "")
+	check "mmu/timeline-storm-$i-is-kvms" "KVM iteration $i: $n faults" test "$n" = $((2 * PAGES))
+done
+check mmu/text-timeline "no timeline in the report" grep -q '^    timeline:' "$TMP/h.out"
+check mmu/text-dirty-log "no dirty-logging line" grep -q '^    dirty logging: on 1 ' "$TMP/h.out"
+exit 0
