@@ -7,10 +7,12 @@
 #include "check.h"
 #include "cli.h"
 #include "log.h"
+#include "parse.h"
 #include "sysinfo.h"
 
 enum {
 	OPT_PROBE_MODE = 1000,
+	OPT_VALIDATE,
 };
 
 const char *argp_program_version = "kvmmmu-check " KVMMMU_VERSION;
@@ -23,15 +25,24 @@ static const char doc[] =
 	"reason), 2 on a usage error. Needs root.\n"
 	"\n"
 	"USAGE: kvmmmu-check [-v] [--probe-mode auto|fentry|kprobe|tracepoint]\n"
+	"       kvmmmu-check --validate PID|NAME [SECS]\n"
+	"\n"
+	"With --validate, traces that VM for SECS seconds (default 5) and compares kvmmmu's "
+	"counts with KVM's own counters over the same window, vCPU by vCPU; exits 0 when they "
+	"agree, 1 when they do not. The VM is paused twice (SIGSTOP) for a few milliseconds "
+	"so that both snapshots cover exactly the same faults.\n"
 	"\v"
 	"EXAMPLES:\n"
 	"    kvmmmu-check                          # what kvmmmu-hist would use by default\n"
 	"    kvmmmu-check --probe-mode kprobe      # as with kvmmmu-hist --probe-mode kprobe\n"
-	"    kvmmmu-check -v                       # also libbpf's messages\n";
+	"    kvmmmu-check -v                       # also libbpf's messages\n"
+	"    kvmmmu-check --validate qemu 10       # is kvmmmu right about this VM?\n";
 
 static const struct argp_option options[] = {
 	{"probe-mode", OPT_PROBE_MODE, "MODE", 0,
 	 "How to probe functions: auto (default), fentry, kprobe or tracepoint", 0},
+	{"validate", OPT_VALIDATE, "PID|NAME", 0,
+	 "Compare kvmmmu with KVM's counters for this VM (see above)", 0},
 	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
@@ -69,8 +80,20 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
+	case OPT_VALIDATE:
+		env->validate = arg;
+		break;
 	case ARGP_KEY_ARG:
-		usage_error("unexpected argument '%s' (see --help)", arg);
+		if (state->arg_num > 0)
+			usage_error("unexpected argument '%s' (see --help)", arg);
+		if (parse_seconds(arg, &env->validate_secs))
+			usage_error("'%s': expected a positive number of seconds", arg);
+		break;
+	case ARGP_KEY_END:
+		if (env->validate_secs && !env->validate)
+			usage_error("a duration goes with --validate");
+		if (!env->validate_secs)
+			env->validate_secs = 5;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

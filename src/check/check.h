@@ -15,6 +15,8 @@
 struct check_env {
 	enum probe_mode mode;
 	bool verbose;
+	const char *validate; /* --validate PID|NAME */
+	double validate_secs; /* how long to trace for it */
 };
 
 /* What the final verdict is made of; the sections fill it in. */
@@ -58,5 +60,8 @@ void check_functions(struct check_state *st);
 void check_ret_pf(struct check_state *st);
 /* tracing.c: one tracepoint's line: present in tracefs, tp_btf possible, what kvmmmu attaches. */
 void report_tracepoint(struct check_state *st, const char *group, const char *event);
+
+/* validate.c: --validate; returns the exit status. */
+int check_validate(struct check_state *st, const struct check_env *env);
 
 #endif

@@ -134,6 +134,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	if (env.validate) {
+		int status = check_validate(&st, &env);
+
+		if (st.collector_open)
+			collector_close(&st.c);
+		return status;
+	}
 	printf("kvmmmu-check %s: what this host offers for tracing the KVM MMU, and what kvmmmu "
 	       "uses\n",
 	       KVMMMU_VERSION);

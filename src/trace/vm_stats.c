@@ -133,6 +133,24 @@ int vm_stats_refresh(struct vm_stats *v)
 	return err;
 }
 
+int vm_stats_rebase(struct vm_stats *v)
+{
+	int err = vm_stats_refresh(v);
+
+	if (err)
+		return err;
+	if (v->have_vm) {
+		free(v->vm_baseline);
+		v->vm_baseline = snapshot(&v->vm);
+	}
+	for (size_t i = 0; i < v->n_vcpus; i++) {
+		free(v->vcpus[i].baseline);
+		v->vcpus[i].baseline = snapshot(&v->vcpus[i].stats);
+	}
+	v->from_zero = false;
+	return 0;
+}
+
 int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value)
 {
 	const struct kvm_stats *s = NULL;

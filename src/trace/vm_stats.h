@@ -44,6 +44,8 @@ struct vm_stats {
  */
 int vm_stats_update(struct vm_stats *v, int pid, bool from_zero);
 int vm_stats_refresh(struct vm_stats *v);
+/* Counts from now on: the current values become the baselines. */
+int vm_stats_rebase(struct vm_stats *v);
 /* A statistic since tracing started: vCPU VCPU, or the VM when vcpu < 0. */
 int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value);
 /* A vCPU statistic summed over the VM's vCPUs since tracing started. */

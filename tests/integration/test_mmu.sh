@@ -47,4 +47,26 @@ for i in 1 2; do
 done
 check mmu/text-timeline "no timeline in the report" grep -q '^    timeline:' "$TMP/h.out"
 check mmu/text-dirty-log "no dirty-logging line" grep -q '^    dirty logging: on 1 ' "$TMP/h.out"
+
+# kvmmmu-check --validate: kvmmmu and KVM count the same faults over the same window
+cp "$LOAD" "$TMP/vmm-validate"
+"$TMP/vmm-validate" --vcpus 2 --mem 16M --dirty-log 1 --duration 8 >/dev/null 2>&1 &
+vmm=$!
+sleep 1
+"$BUILD/kvmmmu-check" --validate vmm-validate 2 >"$TMP/v.out" 2>&1
+rc=$?
+check mmu/validate-agrees "exit $rc: $(grep -m1 DISAGREE "$TMP/v.out")" \
+	test $rc = 0 -a "$(grep -c ' agree$' "$TMP/v.out")" -ge 6
+check mmu/validate-saw-faults "no faults in the window" \
+	awk '$3 == "faults" && $4 > 0 { ok = 1 } END { exit !ok }' "$TMP/v.out"
+kill $vmm 2>/dev/null
+wait $vmm 2>/dev/null
+"$BUILD/kvmmmu-check" --validate 999999999 >"$TMP/v.out" 2>"$TMP/v.err"
+rc=$?
+check mmu/validate-unknown-pid "exit $rc: $(cat "$TMP/v.err")" \
+	test $rc = 1 -a "$(wc -l <"$TMP/v.err")" = 1
+"$BUILD/kvmmmu-check" --validate 1 soon >"$TMP/v.out" 2>"$TMP/v.err"
+rc=$?
+check mmu/validate-bad-seconds "exit $rc: $(cat "$TMP/v.err")" \
+	test $rc = 2 -a "$(wc -l <"$TMP/v.err")" = 1
 exit 0

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvmmmu-check --validate: traces one VM for a while and compares kvmmmu's
+ * counts with KVM's own counters over the same window, vCPU by vCPU.
+ *
+ * "The same window" is made exact by stopping the VMM (SIGSTOP) for the
+ * two snapshots: a stopped vCPU has left KVM_RUN, so no fault is in flight
+ * and nothing is counted by one side and not yet by the other. Each pause
+ * lasts a few milliseconds.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "log.h"
+#include "model.h"
+#include "procs.h"
+#include "vm_stats.h"
+
+static volatile sig_atomic_t interrupted;
+static int stopped_pid; /* to resume on any way out */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* All of PID's threads are stopped ('T' in /proc/PID/task/TID/stat), or gone. */
+static bool all_stopped(int pid)
+{
+	char path[64];
+	struct dirent *e;
+	bool all = true;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	if (!d)
+		return true;
+	while (all && (e = readdir(d))) {
+		char stat[384], buf[512], *p;
+		FILE *f;
+
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		snprintf(stat, sizeof(stat), "/proc/%d/task/%s/stat", pid, e->d_name);
+		f = fopen(stat, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			all = p[2] == 'T' || p[2] == 't' || p[2] == 'Z' || p[2] == 'X';
+		fclose(f);
+	}
+	closedir(d);
+	return all;
+}
+
+static int pause_vm(int pid)
+{
+	struct timespec tick = {0, 1000000};
+
+	if (kill(pid, SIGSTOP))
+		return -errno;
+	stopped_pid = pid;
+	for (int i = 0; i < 2000; i++) {
+		if (all_stopped(pid))
+			return 0;
+		nanosleep(&tick, NULL);
+	}
+	return -ETIMEDOUT;
+}
+
+static void resume_vm(void)
+{
+	if (stopped_pid)
+		kill(stopped_pid, SIGCONT);
+	stopped_pid = 0;
+}
+
+/* Both sides' counts at one instant, with the VM stopped. */
+static int snapshot(struct check_state *st, struct vm_stats *kvm, struct model *m, int pid,
+		    bool rebase)
+{
+	int err = pause_vm(pid);
+
+	if (!err) {
+		collector_tick(&st->c);
+		err = collector_read(&st->c, m, true);
+	}
+	if (!err)
+		err = rebase ? vm_stats_rebase(kvm) : vm_stats_refresh(kvm);
+	resume_vm();
+	return err;
+}
+
+static int find_one(const char *spec_text, int *pid)
+{
+	struct proc_spec spec;
+	int pids[64], n;
+
+	if (proc_spec_init(&spec, spec_text)) {
+		proc_spec_free(&spec);
+		elog("--validate '%s': not a PID nor a valid name pattern", spec_text);
+		return -EINVAL;
+	}
+	n = procs_find("/proc", &spec, 1, getpid(), pids, 64);
+	if (n <= 0)
+		elog("--validate: no process %s '%s'", spec.pid ? "with PID" : "matches",
+		     spec_text);
+	proc_spec_free(&spec);
+	if (n <= 0)
+		return -ESRCH;
+	if (n > 1) {
+		elog("--validate: '%s' matches %d processes; give one PID", spec_text, n);
+		return -E2BIG;
+	}
+	if (!proc_is_vmm("/proc", pids[0])) {
+		elog("--validate: process %d has no KVM VM open", pids[0]);
+		return -ENOENT;
+	}
+	*pid = pids[0];
+	return 0;
+}
+
+static const struct vcpu_row *find_row(const struct model *m, int pid, int vcpu)
+{
+	const struct vm_row *vm = model_find_vm(m, pid);
+
+	for (size_t i = 0; vm && i < vm->n_rows; i++)
+		if (vm->rows[i].vcpu == vcpu)
+			return &vm->rows[i];
+	return NULL;
+}
+
+/* Prints one pair; returns whether it agrees. */
+static bool compare(int vcpu, const char *ours, __u64 bpf, const struct vm_stats *kvm,
+		    const char *theirs)
+{
+	uint64_t value;
+	bool agree;
+
+	if (vm_stats_get(kvm, vcpu, theirs, &value)) {
+		printf("  vCPU %-3d %-18s %12llu   %-14s %12s   (KVM has no such statistic)\n",
+		       vcpu, ours, (unsigned long long)bpf, theirs, "-");
+		return true;
+	}
+	agree = bpf == value;
+	printf("  vCPU %-3d %-18s %12llu   %-14s %12llu   %s\n", vcpu, ours,
+	       (unsigned long long)bpf, theirs, (unsigned long long)value,
+	       agree ? "agree" : "DISAGREE");
+	return agree;
+}
+
+static int compare_all(const struct check_state *st, const struct vm_stats *kvm,
+		       const struct model *before, const struct model *after, int pid)
+{
+	int fixed = ret_pf_value(&st->c.ret_pf, "fixed");
+	int spurious = ret_pf_value(&st->c.ret_pf, "spurious");
+	int disagree = 0;
+
+	printf("\n  %-8s %-18s %12s   %-14s %12s\n", "", "kvmmmu", "", "KVM", "");
+	for (size_t i = 0; i < kvm->n_vcpus; i++) {
+		int vcpu = kvm->vcpus[i].vcpu;
+		const struct vcpu_row *a = find_row(after, pid, vcpu);
+		const struct vcpu_row *b = find_row(before, pid, vcpu);
+		static struct figures zero, d;
+
+		figures_sub(&d, a ? &a->f : &zero, b ? &b->f : &zero);
+		disagree += !compare(vcpu, "faults", d.counters[KVMMMU_FAULTS], kvm, "pf_taken");
+		if (fixed >= 0)
+			disagree +=
+				!compare(vcpu, "ret_pf_fixed", d.ret_pf[fixed], kvm, "pf_fixed");
+		if (spurious >= 0)
+			disagree += !compare(vcpu, "ret_pf_spurious", d.ret_pf[spurious], kvm,
+					     "pf_spurious");
+		disagree +=
+			!compare(vcpu, "path_fast", d.counters[KVMMMU_PATH_FAST], kvm, "pf_fast");
+	}
+	return disagree;
+}
+
+int check_validate(struct check_state *st, const struct check_env *env)
+{
+	struct model before = {}, after = {};
+	struct vm_stats kvm = {};
+	struct timespec window;
+	int pid, err;
+
+	err = find_one(env->validate, &pid);
+	if (err)
+		return 1;
+	check_open_collector(st, env);
+	if (!st->collector_open)
+		return 1;
+	err = collector_trace_pid(&st->c, pid);
+	if (!err)
+		err = vm_stats_update(&kvm, pid, false);
+	if (err) {
+		elog("--validate: cannot read KVM's counters of pid %d: %s", pid,
+		     err == -EXDEV ? "the VMM has no KVM binary stats fd open to share "
+				     "(QEMU opens them for QMP query-stats)"
+				   : strerror(-err));
+		vm_stats_close(&kvm);
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	printf("Validating kvmmmu against KVM's counters for pid %d over %.3g s "
+	       "(the VM is paused twice, a few ms each, for exact snapshots)\n",
+	       pid, env->validate_secs);
+	err = snapshot(st, &kvm, &before, pid, true);
+	window.tv_sec = (time_t)env->validate_secs;
+	window.tv_nsec = (long)((env->validate_secs - (double)window.tv_sec) * 1e9);
+	if (!err)
+		nanosleep(&window, NULL);
+	if (!err && !interrupted)
+		err = snapshot(st, &kvm, &after, pid, false);
+	resume_vm();
+	if (interrupted) {
+		elog("--validate: interrupted");
+		err = -EINTR;
+	} else if (err) {
+		elog("--validate: cannot snapshot pid %d: %s", pid, strerror(-err));
+	} else {
+		int disagree = compare_all(st, &kvm, &before, &after, pid);
+
+		printf("\n%s\n", disagree ? "kvmmmu and KVM DISAGREE" : "kvmmmu and KVM agree");
+		err = disagree ? -EDOM : 0;
+	}
+	model_free(&before);
+	model_free(&after);
+	vm_stats_close(&kvm);
+	return err ? 1 : 0;
+}
