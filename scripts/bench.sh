@@ -279,6 +279,12 @@ start_tracer() {
 		"$BUILD/kvmmmu-hist" >"$TMP/$tag.kvmmmu.out" 2>&1 &
 		TRACER_PIDS+=($!)
 		;;
+	kvmmmu-base)
+		# fault accounting alone: no mmu_lock, lifecycle or timeline probes
+		"$BUILD/kvmmmu-hist" --metric outcomes,paths,walk_to_spte_ns \
+			>"$TMP/$tag.kvmmmu.out" 2>&1 &
+		TRACER_PIDS+=($!)
+		;;
 	bpftrace)
 		bpftrace "$LATENCY_BT" >"$TMP/$tag.bpftrace.out" 2>&1 &
 		TRACER_PIDS+=($!)
@@ -419,14 +425,14 @@ done
 echo
 
 # ---- phase 2: BPF cost per event ----
-echo "Phase 2: BPF run time per event (kernel.bpf_stats_enabled=1), $COST_ROUNDS rounds x {kvmmmu, bpftrace},"
+echo "Phase 2: BPF run time per event (kernel.bpf_stats_enabled=1), $COST_ROUNDS rounds x {kvmmmu, kvmmmu-base, bpftrace},"
 echo "  each with the baseline programs attached alongside (same events, same conditions)"
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 WITH_BASELINES=1
 : >"$TMP/cost"        # cfg round owner name type run_time_ns run_cnt
 : >"$TMP/cost_faults" # cfg pf_taken pf_fixed
 for ((r = 0; r < COST_ROUNDS; r++)); do
-	for cfg in $(rotate "$r" kvmmmu bpftrace); do
+	for cfg in $(rotate "$r" kvmmmu kvmmmu-base bpftrace); do
 		tag=c$r.$cfg
 		quiesce
 		start_tracer "$cfg" "$tag"
@@ -524,7 +530,9 @@ ns_event() {
 }
 read -r KV_PF KV_RAW KV_E KV_FX KV_N < <(per_fault kvmmmu)
 read -r BT_PF BT_RAW BT_E BT_FX BT_N < <(per_fault bpftrace)
+read -r KB_PF KB_RAW KB_E KB_FX KB_N < <(per_fault kvmmmu-base)
 echo "BPF run time per fault: kvmmmu ${KV_PF} ns ($KV_N program runs), bpftrace kvmmmu-latency.bt ${BT_PF} ns ($BT_N runs)"
+echo "  kvmmmu without the mmu_lock/lifecycle/timeline probes (--metric outcomes,paths,walk_to_spte_ns): ${KB_PF} ns ($KB_N runs)"
 for c in kvmmmu bpftrace; do
 	if [ "$c" = kvmmmu ]; then e=$KV_E fx=$KV_FX raw=$KV_RAW; else e=$BT_E fx=$BT_FX raw=$BT_RAW; fi
 	if awk -v e="$e" -v f="$fx" 'BEGIN { exit !(f > 0 && (e - f) / f > 0.01) }'; then

@@ -404,7 +404,9 @@ static int setup(struct hist_run *r)
 	if (err)
 		return err;
 	r->ro.c = &r->c;
-	mmu_extras_open(&r->extras, &r->c);
+	/* the lock and lifecycle probes cost events too: only when their figures are shown */
+	mmu_extras_open(&r->extras, &r->c, r->env.show[SECTION_LOCK],
+			r->env.show[SECTION_MMU] || r->env.show[SECTION_TIMELINE]);
 	r->ro.extras = &r->extras;
 	if (r->env.command) {
 		err = start_command(r);

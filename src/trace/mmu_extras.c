@@ -228,15 +228,15 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 	return x->rb ? 0 : -errno;
 }
 
-int mmu_extras_open(struct mmu_extras *x, struct collector *c)
+int mmu_extras_open(struct mmu_extras *x, struct collector *c, bool lock, bool events)
 {
 	struct timespec mono;
 
 	memset(x, 0, sizeof(*x));
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	x->mono_to_wall = sysinfo_now() - (mono.tv_sec + mono.tv_nsec / 1e9);
-	x->lock_ok = !open_lock(x, c);
-	x->events_ok = !open_events(x, c);
+	x->lock_ok = lock && !open_lock(x, c);
+	x->events_ok = events && !open_events(x, c);
 	return 0;
 }
 

@@ -44,8 +44,12 @@ struct mmu_extras {
 	bool events_ok;	     /* lifecycle counters and the timeline work */
 };
 
-/* Opens and attaches what this kernel allows; failures leave the part off, with reasons. */
-int mmu_extras_open(struct mmu_extras *x, struct collector *c);
+/*
+ * Opens and attaches what this kernel allows, of the parts asked for (LOCK:
+ * mmu_lock waits; EVENTS: lifecycle counters and the timeline); failures leave
+ * the part off, with reasons.
+ */
+int mmu_extras_open(struct mmu_extras *x, struct collector *c, bool lock, bool events);
 /* Moves ring-buffer events into the timeline (call every tick). */
 void mmu_extras_poll(struct mmu_extras *x);
 /* Adds lock and lifecycle figures to M (after collector_read). */
