@@ -48,6 +48,35 @@ done
 check mmu/text-timeline "no timeline in the report" grep -q '^    timeline:' "$TMP/h.out"
 check mmu/text-dirty-log "no dirty-logging line" grep -q '^    dirty logging: on 1 ' "$TMP/h.out"
 
+# mmu_lock: two vCPUs faulting at once on the shadow MMU wait for the write
+# lock; a one-vCPU VM running beside them has nobody to wait for
+cp "$LOAD" "$TMP/vmm-busy"
+cp "$LOAD" "$TMP/vmm-idle"
+"$HIST" -p vmm-busy -p vmm-idle --wait -d 8 --per-vcpu --metric mmu_lock,outcomes \
+	--csv "$TMP/lock.csv" >"$TMP/lock.out" 2>&1 &
+hist=$!
+sleep 1.5
+"$TMP/vmm-idle" --vcpus 1 --mem 4M --duration 5 >/dev/null 2>&1 &
+idle=$!
+"$TMP/vmm-busy" --vcpus 2 --mem 256M --dirty-log 2 --csv "$TMP/busy.csv" >/dev/null 2>&1
+busy=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/busy.csv")
+wait $idle $hist
+# lock_waits CSV PID VCPU: the write-wait count (+Inf bucket) of the VM (VCPU "") or a vCPU
+lock_waits() {
+	awk -F, -v p="$2" -v v="$3" '!/^#/ && $6 == "mmu_lock_write_wait_ns" && $7 == "+Inf" &&
+		$2 == p && $4 == v && $3 !~ /\[tid / { x = $8 } END { print x + 0 }' "$1"
+}
+vm=$(lock_waits "$TMP/lock.csv" "$busy" "")
+v0=$(lock_waits "$TMP/lock.csv" "$busy" 0)
+v1=$(lock_waits "$TMP/lock.csv" "$busy" 1)
+check mmu/lock-write-waits-vm "VM $busy: $vm write waits" test "$vm" -gt 0
+check mmu/lock-write-waits-each-vcpu "vCPU 0: $v0, vCPU 1: $v1" test "$v0" -gt 0 -a "$v1" -gt 0
+check mmu/lock-idle-vm-none "idle VM $idle: $(lock_waits "$TMP/lock.csv" "$idle" "") waits" \
+	test "$(lock_waits "$TMP/lock.csv" "$idle" "")" = 0
+check mmu/lock-idle-vm-traced "idle VM $idle not in the report" \
+	grep -q ",$idle,vmm-idle,,bpf,faults," "$TMP/lock.csv"
+check mmu/lock-text "no mmu_lock line" grep -q '^    mmu_lock waits: read 0 (0 nsecs), write [1-9]' "$TMP/lock.out"
+
 # kvmmmu-check --validate: kvmmmu and KVM count the same faults over the same window
 cp "$LOAD" "$TMP/vmm-validate"
 "$TMP/vmm-validate" --vcpus 2 --mem 16M --dirty-log 1 --duration 8 >/dev/null 2>&1 &
