@@ -15,6 +15,7 @@
 #include <bpf/bpf_tracing.h>
 #include "kvmmmu.h"
 #include "kvmmmu.bpf.h"
+#include "kvmmmu_maps.bpf.h"
 
 /* include/uapi/linux/kvm.h: KVMIO is 0xAE; sizes are of the argument structs */
 #define KVM_IOW(nr, size) ((1U << 30) | ((size) << 16) | (0xAEU << 8) | (nr))
@@ -31,25 +32,11 @@ struct kvmmmu_health health;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* as threads appear */
 	__uint(max_entries, 4096);
 	__type(key, struct kvmmmu_thread_key);
 	__type(value, struct kvmmmu_mmu_stats);
 } mmu_stats SEC(".maps");
-
-/* Both shared with the faults object: user space reuses its fds. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} traced_pids SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct kvmmmu_thread_key);
-	__type(value, struct kvmmmu_thread_stats);
-} thread_stats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

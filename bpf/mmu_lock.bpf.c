@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 #include "kvmmmu.h"
 #include "kvmmmu.bpf.h"
+#include "kvmmmu_maps.bpf.h"
 
 /* include/trace/events/lock.h */
 #define LCB_F_SPIN (1U << 0)
@@ -28,18 +29,11 @@ struct kvmmmu_health health;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* as threads appear */
 	__uint(max_entries, 4096);
 	__type(key, struct kvmmmu_thread_key);
 	__type(value, struct kvmmmu_lock_stats);
 } lock_stats SEC(".maps");
-
-/* Shared with the faults object (user space reuses its fd), so -p means the same. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} traced_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
