@@ -327,6 +327,17 @@ stop_tracer() {
 	BASE_PIDS=()
 }
 
+# mem_of PID: "RSS_KiB MAPS_KiB": the process's resident memory and the
+# kernel memory of the BPF maps it holds (bpftool's bytes_memlock).
+mem_of() {
+	local rss maps
+	rss=$(awk '/^VmRSS:/ { print $2 }' /proc/"$1"/status 2>/dev/null)
+	maps=$(cat /proc/"$1"/fdinfo/* 2>/dev/null | awk '$1 == "map_id:" { print $2 }' | sort -un |
+		while read -r id; do bpftool map show id "$id" -j 2>/dev/null; echo; done |
+		awk -F'"bytes_memlock":' 'NF > 1 { split($2, a, /[,}]/); s += a[1] } END { print int(s / 1024) }')
+	echo "${rss:-0} ${maps:-0}"
+}
+
 # progs_of PID...: the ids of the BPF programs these processes hold.
 progs_of() {
 	local p
@@ -431,6 +442,7 @@ sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_ena
 WITH_BASELINES=1
 : >"$TMP/cost"        # cfg round owner name type run_time_ns run_cnt
 : >"$TMP/cost_faults" # cfg pf_taken pf_fixed
+: >"$TMP/mem"         # cfg rss_kib maps_kib, after each workload run
 for ((r = 0; r < COST_ROUNDS; r++)); do
 	for cfg in $(rotate "$r" kvmmmu kvmmmu-base bpftrace); do
 		tag=c$r.$cfg
@@ -441,6 +453,7 @@ for ((r = 0; r < COST_ROUNDS; r++)); do
 		prog_stats "${ids[@]}" | sed 's/^/tracer /' >"$TMP/$tag.before"
 		prog_stats "${bids[@]}" | sed 's/^/base /' >>"$TMP/$tag.before"
 		run_load "$tag"
+		echo "$cfg $(mem_of "${TRACER_PIDS[0]}")" >>"$TMP/mem"
 		prog_stats "${ids[@]}" | sed 's/^/tracer /' >"$TMP/$tag.after"
 		prog_stats "${bids[@]}" | sed 's/^/base /' >>"$TMP/$tag.after"
 		stop_tracer
@@ -540,6 +553,12 @@ for c in kvmmmu bpftrace; do
 			"$raw ns/fault before scaling"
 	fi
 done
+echo
+
+echo "Memory after a workload run (largest of $COST_ROUNDS rounds): resident set, and BPF map memory (memlock)"
+awk '{ if ($2 > rss[$1]) rss[$1] = $2; if ($3 > maps[$1]) maps[$1] = $3 }
+	END { for (c in rss) printf "  %-12s RSS %7.1f MiB   BPF maps %7.1f MiB\n", c, rss[c] / 1024, maps[c] / 1024 }' \
+	"$TMP/mem" | sort
 echo
 
 # ---- targets ----
