@@ -46,7 +46,7 @@ app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all clean install deps test test-unit test-integration demo bench format check-format
+.PHONY: all clean install deps test test-unit test-integration test-vm demo bench format check-format
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -104,6 +104,10 @@ test-unit: $(UNIT_TESTS)
 
 test-integration: all $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh integration
+
+# Debian's distro kernels under QEMU: fentry/kprobe, NPT, tdp_mmu=Y/N (tests/vm/).
+test-vm: all
+	$(Q)OUTPUT=$(OUTPUT) tests/run.sh vm
 
 demo: all
 	$(Q)scripts/demo.sh $(OUTPUT)

@@ -114,10 +114,16 @@ static __always_inline struct kvmmmu_thread_stats *thread(void)
 
 static __always_inline void hist_add(struct kvmmmu_hist *h, __u64 ns)
 {
-	__u32 slot = kvmmmu_hist_slot(ns);
+	__u64 slot = kvmmmu_hist_slot(ns);
 
+	/*
+	 * Bound the register that indexes, not a zero-extended copy of it:
+	 * older verifiers (6.1) do not carry the bound back to the original.
+	 */
+	barrier_var(slot);
 	if (slot >= KVMMMU_HIST_BUCKETS)
 		slot = KVMMMU_HIST_BUCKETS - 1;
+	barrier_var(slot);
 	h->slots[slot]++;
 	h->count++;
 	h->sum_ns += ns;
@@ -133,7 +139,12 @@ static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
 		__sync_fetch_and_add(&health.bad_ret, 1);
 		return;
 	}
-	/* the mask restates the bound for the verifier, which loses it across the shift */
+	/*
+	 * The mask restates the bound for the verifier; the barrier keeps the
+	 * compiler from dropping it as redundant and indexing with the
+	 * sign-extended ret, which 6.1's verifier rejects as unbounded.
+	 */
+	barrier_var(slot);
 	s->ret_pf[slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
 }
 
@@ -405,11 +416,36 @@ static __always_inline int on_handler_exit(long ret, bool shadow)
 	return 0;
 }
 
-static __always_inline int on_direct_entry(void)
+/*
+ * Before 6.3, direct_page_fault() also handled the TDP MMU's faults: it chose
+ * kvm_tdp_mmu_map() by the VM's tdp_mmu_enabled, a snapshot of the module
+ * parameter that 6.3 removed when it split out kvm_tdp_mmu_page_fault().
+ * The "___pre_6_3" flavours match struct kvm_arch and struct kvm where the
+ * member exists; elsewhere bpf_core_field_exists() is false.
+ */
+struct kvm_arch___pre_6_3 {
+	bool tdp_mmu_enabled;
+} __attribute__((preserve_access_index));
+
+struct kvm___pre_6_3 {
+	struct kvm_arch___pre_6_3 arch;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool vm_tdp_mmu_enabled(struct kvm_vcpu *vcpu)
+{
+	struct kvm___pre_6_3 *kvm = (void *)BPF_CORE_READ(vcpu, kvm);
+
+	if (!bpf_core_field_exists(kvm->arch.tdp_mmu_enabled))
+		return false;
+	return BPF_CORE_READ(kvm, arch.tdp_mmu_enabled);
+}
+
+/* The legacy direct MMU handles this fault, not the TDP MMU. */
+static __always_inline int on_direct_entry(struct kvm_vcpu *vcpu)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (s)
+	if (s && !vm_tdp_mmu_enabled(vcpu))
 		s->st.direct = 1;
 	return 0;
 }
@@ -505,14 +541,14 @@ int BPF_KRETPROBE(paging64_page_fault_kretprobe, int ret)
 }
 
 SEC("fentry/direct_page_fault")
-int BPF_PROG(direct_page_fault_fentry)
+int BPF_PROG(direct_page_fault_fentry, struct kvm_vcpu *vcpu)
 {
-	return on_direct_entry();
+	return on_direct_entry(vcpu);
 }
 SEC("kprobe/direct_page_fault")
-int BPF_KPROBE(direct_page_fault_kprobe)
+int BPF_KPROBE(direct_page_fault_kprobe, struct kvm_vcpu *vcpu)
 {
-	return on_direct_entry();
+	return on_direct_entry(vcpu);
 }
 
 SEC("fentry/kvm_vcpu_gfn_to_memslot")

@@ -24,9 +24,18 @@ bpftool btf dump file "$vmlinux" >"$dump"
 pairs=$(awk '
 	/#pragma clang attribute push/ { on = 1; next }
 	/#pragma clang attribute pop/ { on = 0 }
-	on && /^struct [a-z_0-9]+ \{/ { s = $2; next }
-	on && /^\};/ { s = ""; next }
-	on && s != "" && /;/ {
+	!on { next }
+	/^struct [a-z_0-9]+ \{/ { s = $2; depth = 1; next }
+	s == "" { next }
+	# a nested anonymous type: its own members are not the kernel struct'"'"'s
+	/\{/ { depth++; next }
+	/\}/ {
+		depth--
+		if (depth == 0) { s = ""; next }
+		if (depth == 1) { line = $0; sub(/.*\}[ \t]*/, "", line); sub(/;.*/, "", line); print s, line }
+		next
+	}
+	depth == 1 && /;/ {
 		line = $0; sub(/;.*/, "", line); sub(/\[.*/, "", line)
 		n = split(line, w, /[ \t*]+/); print s, w[n]
 	}' "$header")

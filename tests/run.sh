@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the unit tests (cmocka, TAP output) and the integration tests, then
 # prints "N passed, N failed, N skipped" and exits non-zero on any failure.
-# Usage: tests/run.sh [unit|integration]
+# Usage: tests/run.sh [unit|integration|vm]
 set -u
 cd "$(dirname "$0")/.."
 export OUTPUT=${OUTPUT:-build}
@@ -44,11 +44,19 @@ run_integration() {
 	done
 }
 
+run_vm() {
+	echo "== tests/vm/run.sh"
+	if ! bash tests/vm/run.sh; then
+		report "FAIL tests/vm/run.sh: script exited non-zero"
+	fi
+}
+
 case "$what" in
 unit) run_unit ;;
 integration) run_integration ;;
+vm) run_vm ;;
 all) run_unit; run_integration ;;
-*) echo "usage: tests/run.sh [unit|integration]" >&2; exit 2 ;;
+*) echo "usage: tests/run.sh [unit|integration|vm]" >&2; exit 2 ;;
 esac
 
 passed=$(grep -c '^PASS' "$RESULTS")

@@ -1,0 +1,289 @@
+#!/bin/sh
+# shellcheck shell=dash disable=SC2016,SC2317
+# (busybox ash has "local"; check's conditions are eval'd strings: SC2016;
+# helpers called through check look unreachable: SC2317)
+# The checks run inside the test guest (busybox sh) on a Debian kernel, with
+# KVM as modules and SVM with nested paging: KVM's own statistics
+# (KVM_GET_STATS_FD, in kvmmmu-load's CSV) are the oracle, as in
+# tests/integration. Results go to the console as "@@KVMMMU@@ PASS|FAIL|SKIP
+# GROUP/CHECK[: reason]"; files as FILE-BEGIN/F/FILE-END lines.
+# Groups (kvmmmu_checks selects them, comma-separated shell patterns):
+#   modprobe (always), check, ret-pf, hist-fentry, hist-kprobe,
+#   hist-tracepoint, dirty-log, hist-all, tdp-mmu
+set -f # kvmmmu_checks holds patterns, not file names
+M=@@KVMMMU@@
+T=/tmp
+. /kvmmmu/kernel.conf
+
+pass() { echo "$M PASS $1"; }
+fail() { echo "$M FAIL $1: $2"; }
+skip() { echo "$M SKIP $1: $2"; }
+info() { echo "$M INFO $*"; }
+# check NAME WHAT CMD...: PASS when CMD succeeds, else FAIL with WHAT.
+check() {
+	local name=$1 what
+	what=$(printf %s "$2" | tr '\n' ' ')
+	shift 2
+	if "$@"; then pass "$name"; else fail "$name" "$what"; fi
+}
+# want GROUP: whether kvmmmu_checks selects it.
+want() {
+	local p
+	[ -z "$kvmmmu_checks" ] && return 0
+	for p in $(echo "$kvmmmu_checks" | tr , ' '); do
+		# shellcheck disable=SC2254
+		case $1 in $p) return 0 ;; esac
+	done
+	return 1
+}
+# emit FILE [NAME]: FILE to the host, which writes it to build/vm/KERNEL/NAME.
+emit() {
+	local f=${2:-${1##*/}}
+	[ -f "$1" ] || return 0
+	echo "$M FILE-BEGIN $f"
+	sed "s/^/$M F $f /" "$1"
+	echo "$M FILE-END $f $(md5sum <"$1" | cut -d' ' -f1)"
+}
+# val FILE SOURCE METRIC VCPU [LE]: the last value of a CSV row (VCPU empty:
+# the VM, not a thread tied to no vCPU, whose comm is "NAME [tid N]").
+val() {
+	awk -F, -v s="$2" -v m="$3" -v v="$4" -v le="${5:-}" \
+		'!/^#/ && $5 == s && $6 == m && $4 == v && $7 == le && $3 !~ / \[tid [0-9]+\]$/ { x = $8 }
+		END { print x }' "$1"
+}
+# has_row FILE METRIC: any bpf row for METRIC.
+has_row() { awk -F, -v m="$2" '!/^#/ && $5 == "bpf" && $6 == m { f = 1 } END { exit !f }' "$1"; }
+eq() { [ -n "$1" ] && [ "$1" = "$2" ]; }
+gt0() { [ -n "$1" ] && [ "$1" -gt 0 ]; }
+is0() { [ "$1" = 0 ]; }
+
+K=$(uname -r)
+check "boot/release-$K" "expected a $KERNEL_RELEASE_PREFIX* kernel" \
+	eval 'case $K in "$KERNEL_RELEASE_PREFIX"*) true ;; *) false ;; esac'
+
+# ---- modprobe: KVM as modules, SVM with nested paging, TDP MMU on
+modprobe kvm_amd >$T/modprobe.out 2>&1
+check modprobe/kvm_amd "$(cat $T/modprobe.out)" test -c /dev/kvm
+check modprobe/npt "npt=$(cat /sys/module/kvm_amd/parameters/npt 2>&1)" \
+	grep -qx Y /sys/module/kvm_amd/parameters/npt
+check modprobe/tdp_mmu-Y "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu 2>&1)" \
+	grep -qx Y /sys/module/kvm/parameters/tdp_mmu
+if [ ! -c /dev/kvm ]; then
+	info "no /dev/kvm: nothing else can run"
+	exit 0
+fi
+
+# The functions kvmmmu probes: exact names in kallsyms (text symbols), one pass.
+FUNCS="kvm_mmu_page_fault kvm_tdp_page_fault paging64_page_fault direct_page_fault kvm_vcpu_gfn_to_memslot"
+awk '$2 ~ /^[tT]$/ { print $3 }' /proc/kallsyms |
+	grep -xE "kvm_mmu_page_fault|kvm_tdp_page_fault|paging64_page_fault|direct_page_fault|kvm_vcpu_gfn_to_memslot|fast_page_fault" \
+		>$T/ksyms
+in_kallsyms() { grep -qx "$1" $T/ksyms; }
+info "in kallsyms: $(tr '\n' ' ' <$T/ksyms)"
+
+# line_of FILE LABEL: kvmmmu-check's report line for an item (label at column 3).
+line_of() { grep -E "^  $2 " "$1" | head -1; }
+
+# ---- check: kvmmmu-check's report against the guest itself
+if want check || want ret-pf; then
+	kvmmmu-check ${kvmmmu_verbose:+-v} >$T/check-auto.out 2>&1
+	echo "rc=$?" >>$T/check-auto.out
+	emit $T/check-auto.out
+fi
+if want check; then
+	check check/exit-0 "$(tail -2 $T/check-auto.out)" grep -qx rc=0 $T/check-auto.out
+	check check/kvm-module "$(line_of $T/check-auto.out KVM)" \
+		eval 'line_of $T/check-auto.out KVM | grep -qE "^  KVM +module$"'
+	check check/module-btf "$(line_of $T/check-auto.out 'kvm module BTF')" \
+		eval 'line_of $T/check-auto.out "kvm module BTF" | grep -qE " yes"'
+	for mode in fentry kprobe; do
+		kvmmmu-check --probe-mode $mode >$T/check-$mode.out 2>&1
+		echo "rc=$?" >>$T/check-$mode.out
+		emit $T/check-$mode.out
+		for f in $FUNCS; do
+			l=$(line_of $T/check-$mode.out $f)
+			if in_kallsyms $f; then
+				check "check/$mode/$f" "$l" eval 'echo "$l" | grep -qE "^  $f +$mode "'
+			else
+				check "check/$mode/$f-not-in-kallsyms" "$l" \
+					eval 'echo "$l" | grep -qE "^  $f +unavailable +kallsyms: (absent|not)"'
+			fi
+		done
+		l=$(line_of $T/check-$mode.out fast_page_fault)
+		if in_kallsyms fast_page_fault; then
+			check "check/$mode/fast_page_fault-not-used" "$l" \
+				eval 'echo "$l" | grep -qE "^  fast_page_fault +not used "'
+		else
+			check "check/$mode/fast_page_fault-not-attachable" "$l" \
+				eval 'echo "$l" | grep -qE "^  fast_page_fault +unavailable +not attachable"'
+		fi
+	done
+fi
+
+# ---- ret-pf: RET_PF_* decoded from this kernel's BTF (expectations: kernel.conf)
+if want ret-pf; then
+	check ret-pf/from-btf "$(line_of $T/check-auto.out 'decoded from')" \
+		eval 'line_of $T/check-auto.out "decoded from" | grep -qE " BTF +kvm module"'
+	for nv in $RET_PF; do
+		l=$(line_of $T/check-auto.out "RET_PF_${nv%=*}")
+		check "ret-pf/${nv%=*}=${nv#*=}" "got: $l" \
+			eval 'echo "$l" | grep -qE "^  RET_PF_${nv%=*} +${nv#*=}$"'
+	done
+	for n in $RET_PF_ABSENT; do
+		check "ret-pf/no-$n" "$(line_of $T/check-auto.out "RET_PF_$n")" \
+			eval '! grep -q "RET_PF_$n " $T/check-auto.out'
+	done
+fi
+
+# agree GROUP HIST_CSV LOAD_CSV: per vCPU, kvmmmu's counts equal KVM's, and faults were fixed.
+agree() {
+	local v pair b k
+	for v in 0 1; do
+		for pair in faults:pf_taken ret_pf_fixed:pf_fixed ret_pf_spurious:pf_spurious; do
+			b=$(val "$2" bpf "${pair%%:*}" $v)
+			k=$(val "$3" kvm_stats "${pair#*:}" $v)
+			check "$1/vcpu$v-${pair%%:*}" "bpf ${pair%%:*}=$b, KVM ${pair#*:}=$k" eq "$b" "$k"
+		done
+		k=$(val "$3" kvm_stats pf_fixed $v)
+		check "$1/vcpu$v-fixed-nonzero" "KVM pf_fixed=$k" gt0 "$k"
+	done
+}
+
+# paths GROUP HIST_CSV: with function probes, every fault took exactly one path.
+paths() {
+	local v f p n sum
+	for v in 0 1; do
+		f=$(val "$2" bpf faults $v) sum=0
+		for p in fast tdp_mmu shadow direct; do
+			n=$(val "$2" bpf path_$p $v)
+			sum=$((sum + ${n:-0}))
+		done
+		check "$1/vcpu$v-paths-add-up" "faults=$f, sum of path_*=$sum" eq "$f" "$sum"
+	done
+}
+
+# traced GROUP NAME HIST-ARGS... -- LOAD-ARGS...: kvmmmu-hist over kvmmmu-load,
+# files $T/NAME.{csv,out} and $T/NAME-load.csv, emitted to the host.
+traced() {
+	local g=$1 n=$2 hargs="" rc
+	shift 2
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		hargs="$hargs $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086
+	kvmmmu-hist ${kvmmmu_verbose:+-v} --per-vcpu --csv $T/$n.csv $hargs -- \
+		kvmmmu-load --vcpus 2 --mem 8M --csv $T/$n-load.csv "$@" >$T/$n.out 2>&1
+	rc=$?
+	check "$g/exit-0" "exit $rc: $(tail -3 $T/$n.out | tr '\n' ' ')" test $rc = 0
+	emit $T/$n.out
+	emit $T/$n.csv
+	emit $T/$n-load.csv
+}
+
+# ---- hist-MODE: outcomes per vCPU equal KVM's, in each probe mode
+for mode in fentry kprobe tracepoint; do
+	g=hist-$mode
+	want $g || continue
+	traced $g $g --probe-mode $mode --label $mode --
+	probes=$(grep '^Probes:' $T/$g.out)
+	if [ $mode = tracepoint ]; then
+		check $g/probes-tracepoints-only "$probes" \
+			eval '! echo "$probes" | grep -q "kvm_mmu_page_fault"'
+		check $g/outcomes-from-tracepoints "$(grep '^Outcomes from' $T/$g.out)" \
+			grep -q '^Outcomes from: tracepoints' $T/$g.out
+	else
+		for f in kvm_mmu_page_fault kvm_tdp_page_fault kvm_vcpu_gfn_to_memslot; do
+			check "$g/probes-$f-$mode" "$probes" \
+				eval 'echo "$probes" | grep -q " $f ($mode)"'
+		done
+		check $g/outcomes-from-functions "$(grep '^Outcomes from' $T/$g.out)" \
+			grep -q '^Outcomes from: function return values' $T/$g.out
+	fi
+	agree $g $T/$g.csv $T/$g-load.csv
+	[ $mode = tracepoint ] || paths $g $T/$g.csv
+	for n in $RET_PF_ABSENT; do
+		n=$(echo "$n" | tr 'A-Z' 'a-z')
+		check "$g/no-ret_pf_$n-row" "this kernel has no RET_PF_$n" eval '! has_row $T/$g.csv ret_pf_$n'
+	done
+	for v in 0 1; do
+		for h in fault_ns slow_path_ns memslot_ns; do
+			c=$(val $T/$g.csv bpf ${h}_count $v)
+			if [ $mode = tracepoint ]; then
+				check "$g/vcpu$v-no-$h" "${h}_count=$c without function probes" test -z "$c"
+			else
+				check "$g/vcpu$v-$h-nonempty" "${h}_count=$c" gt0 "$c"
+			fi
+		done
+	done
+done
+
+# ---- dirty-log: refaults under dirty logging take the lockless fast path
+if want dirty-log; then
+	g=dirty-log
+	traced $g $g --label dirty-log -- --dirty-log 2
+	agree $g $T/$g.csv $T/$g-load.csv
+	paths $g $T/$g.csv
+	for v in 0 1; do
+		b=$(val $T/$g.csv bpf path_fast $v)
+		k=$(val $T/$g-load.csv kvm_stats pf_fast $v)
+		check "$g/vcpu$v-path_fast" "bpf path_fast=$b, KVM pf_fast=$k" eq "$b" "$k"
+		check "$g/vcpu$v-pf_fast-nonzero" "KVM pf_fast=$k" gt0 "$k"
+	done
+fi
+
+# ---- hist-all: every figure at once (mmu_lock, MMU lifecycle, timeline objects too)
+if want hist-all; then
+	g=hist-all
+	traced $g $g --metric all --label all -- --dirty-log 1
+	check $g/probes-lock "$(grep '^Probes:' $T/$g.out)" grep -q '^Probes:.* lock:' $T/$g.out
+	agree $g $T/$g.csv $T/$g-load.csv
+	paths $g $T/$g.csv
+fi
+
+# reload_kvm Y|N: KVM reloaded with tdp_mmu=Y|N. kvmmmu-hist has exited, but
+# its trampolines may hold kvm.ko a little longer (freed after RCU grace
+# periods): retry rmmod for a few seconds.
+reload_kvm() {
+	local tries=10
+	while [ -d /sys/module/kvm ] && [ $tries -gt 0 ]; do
+		[ -d /sys/module/kvm_amd ] && rmmod kvm_amd
+		rmmod kvm 2>/dev/null || sleep 1
+		tries=$((tries - 1))
+	done
+	[ ! -d /sys/module/kvm ] && modprobe kvm tdp_mmu="$1" && modprobe kvm_amd &&
+		grep -qx "$1" /sys/module/kvm/parameters/tdp_mmu
+}
+
+# ---- tdp-mmu: the same workload with the TDP MMU and with the legacy MMU
+if want tdp-mmu; then
+	g=tdp-mmu
+	for y in Y N; do
+		if [ $y = N ]; then
+			check $g/reload-tdp_mmu-N "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)" reload_kvm N
+		fi
+		traced $g/$y tdp_mmu-$y --label tdp_mmu=$y --
+		agree $g/$y $T/tdp_mmu-$y.csv $T/tdp_mmu-$y-load.csv
+	done
+	Y=$T/tdp_mmu-Y.csv N=$T/tdp_mmu-N.csv
+	b=$(val $Y bpf path_tdp_mmu "") f=$(val $Y bpf faults "") p=$(val $Y bpf path_fast "")
+	check $g/Y-path_tdp_mmu "path_tdp_mmu=$b, path_fast=$p of $f faults" \
+		eval 'gt0 "$b" && [ $((b + ${p:-0})) = "$f" ]'
+	b=$(val $Y bpf tdp_mmu_spte_changes "")
+	check $g/Y-tdp_mmu_spte_changes "tdp_mmu_spte_changes=$b" gt0 "$b"
+	b=$(val $N bpf path_tdp_mmu "")
+	check $g/N-no-path_tdp_mmu "path_tdp_mmu=$b" is0 "$b"
+	b=$(val $N bpf tdp_mmu_spte_changes "")
+	check $g/N-no-tdp_mmu_spte_changes "tdp_mmu_spte_changes=$b" is0 "$b"
+	b=$(val $N bpf path_direct "") f=$(val $N bpf faults "") p=$(val $N bpf path_fast "")
+	check $g/N-path_direct "path_direct=$b, path_fast=$p of $f faults" \
+		eval 'gt0 "$b" && [ $((b + ${p:-0})) = "$f" ]'
+	# memslot lookups per fault: N > Y, compared as ly/fy < ln/fn
+	ly=$(val $Y bpf memslot_lookups "") fy=$(val $Y bpf faults "")
+	ln=$(val $N bpf memslot_lookups "") fn=$(val $N bpf faults "")
+	check $g/N-more-memslot-lookups-per-fault "Y: $ly/$fy, N: $ln/$fn" \
+		eval 'gt0 "$fy" && gt0 "$fn" && [ $((${ly:-0} * fn)) -lt $((${ln:-0} * fy)) ]'
+	info "tdp_mmu=Y: faults $fy memslot_lookups $ly; tdp_mmu=N: faults $fn memslot_lookups $ln"
+fi
+exit 0

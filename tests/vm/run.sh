@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# Boots Debian's own kernels under QEMU (TCG, -cpu EPYC: SVM with nested
+# paging) with the kvmmmu binaries built here, runs tests/vm/guest-checks.sh
+# in each, and reports the guest's PASS/FAIL/SKIP lines as vm/KERNEL/CHECK.
+#
+# Usage: tests/vm/run.sh [KERNEL...]   (KERNEL: a tests/vm/kernels/*.conf name)
+# Environment:
+#   KVMMMU_VM_KERNELS  kernels to boot, space or comma separated (default: all)
+#   KVMMMU_VM_CHECKS   check groups to run in the guest, shell patterns
+#                      (modprobe always runs; default: all)
+#   KVMMMU_VM_CACHE    downloaded packages and extracted kernels
+#                      (default: ${XDG_CACHE_HOME:-~/.cache}/kvmmmu)
+#   KVMMMU_VM_TIMEOUT  seconds one boot may take (default 420)
+#   KVMMMU_VM_VERBOSE  1: libbpf's messages in the guest's .out files
+#   KVMMMU_VM_LOGLEVEL the guest's console loglevel (default 1: results only)
+#   OUTPUT             the build folder (default build); artifacts go to
+#                      $OUTPUT/vm/KERNEL/
+cd "$(dirname "$0")/../.." || exit 1
+# shellcheck source=tests/lib.sh
+source tests/lib.sh
+
+VMDIR=tests/vm
+CACHE=${KVMMMU_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvmmmu}
+TIMEOUT=${KVMMMU_VM_TIMEOUT:-420}
+LOGLEVEL=${KVMMMU_VM_LOGLEVEL:-1}
+CHECKS=$(echo "${KVMMMU_VM_CHECKS:-}" | tr ' ' ,)
+MARK=@@KVMMMU@@
+KERNELS=${*:-${KVMMMU_VM_KERNELS:-$(cd $VMDIR/kernels && ls -- *.conf | sed 's/\.conf$//' | sort -V)}}
+KERNELS=$(echo "$KERNELS" | tr , ' ')
+APPS="kvmmmu-check kvmmmu-hist kvmmmu-load"
+# SVM with 4-level nested paging (-cpu max has la57: 5-level NPT). Two CPUs
+# for the two vCPU threads, emulated by one host thread: with multi-threaded
+# TCG the guest hung (soft lockups in kvmmmu-check, then silence) in about
+# one boot in four, while patching kernel text for fentry/kprobes.
+# shellcheck disable=SC2054 # the comma is QEMU's
+QEMU_CPU=(-accel tcg,thread=single -cpu EPYC -smp 2)
+
+# The last lines of FILE, indented, as a failure's reason.
+tail_of() {
+	if [ -s "$1" ]; then
+		echo
+		tail -n "${2:-15}" "$1" | tr -d '\r' | sed 's/^/    /'
+	else
+		echo " (empty)"
+	fi
+}
+
+missing=""
+for t in qemu-system-x86_64 busybox cpio depmod modprobe dpkg-deb apt-get apt-cache xz \
+	gzip timeout md5sum; do
+	command -v $t >/dev/null || missing="$missing $t"
+done
+if [ -n "$missing" ]; then
+	skip vm "missing:$missing (sudo make deps installs them)"
+	exit 0
+fi
+for a in $APPS; do
+	if [ ! -x "$BUILD/$a" ]; then
+		fail vm "$BUILD/$a is not built (run make)"
+		exit 0
+	fi
+done
+
+# apt-get download drops to user _apt when root, which cannot write to $HOME.
+apt_opts=()
+[ "$(id -u)" = 0 ] && apt_opts=(-o APT::Sandbox::User=root)
+
+# fetch_kernel NAME: sets KV (uname -r) and KDIR (the cached vmlinuz and KVM
+# modules), downloading and extracting the Debian package on first use.
+# Returns 1 with WHY set on failure.
+fetch_kernel() {
+	local name=$1 pkg deb x ko rel dest log=$TMP/$1.fetch.log
+	# A metapackage names the current build; a build's own package names no other.
+	pkg=$(apt-cache depends "$KERNEL_PACKAGE" 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+	if [ -z "$pkg" ] && apt-cache show "$KERNEL_PACKAGE" 2>/dev/null |
+		grep -q '^Depends:.*linux-base'; then
+		pkg=$KERNEL_PACKAGE
+	fi
+	if [ -z "$pkg" ]; then
+		# No package lists (offline, or apt-get update never ran): the last one used.
+		KV=$(cat "$CACHE/kernels/$name.release" 2>/dev/null)
+		KDIR=$CACHE/kernels/$KV
+		[ -n "$KV" ] && [ -e "$KDIR/.complete" ] && return 0
+		WHY="apt-cache knows no $KERNEL_PACKAGE, or no linux-image-<release> behind it (apt-get update?)"
+		return 1
+	fi
+	KV=${pkg#linux-image-}
+	KDIR=$CACHE/kernels/$KV
+	if [ ! -e "$KDIR/.complete" ]; then
+		mkdir -p "$CACHE/deb" "$CACHE/kernels" || { WHY="cannot create $CACHE"; return 1; }
+		deb=$(ls "$CACHE/deb/${pkg}_"*.deb 2>/dev/null | head -1)
+		if [ -z "$deb" ]; then
+			echo "  fetching $pkg"
+			if ! (cd "$CACHE/deb" && timeout 600 apt-get download "${apt_opts[@]}" "$pkg") \
+				>"$log" 2>&1; then
+				WHY="apt-get download $pkg failed:$(tail_of "$log" 5)"
+				return 1
+			fi
+			deb=$(ls "$CACHE/deb/${pkg}_"*.deb 2>/dev/null | head -1)
+		fi
+		echo "  extracting $deb"
+		x=$(mktemp -d "$CACHE/kernels/.extract.XXXXXX")
+		if ! dpkg-deb -x "$deb" "$x/pkg" 2>"$log" || [ ! -d "$x/pkg/lib/modules/$KV" ]; then
+			rm -rf "$x"
+			WHY="dpkg-deb -x $deb failed or has no lib/modules/$KV:$(tail_of "$log" 5)"
+			return 1
+		fi
+		# The package ships no modules.dep: make one to find kvm_amd's dependencies.
+		depmod -b "$x/pkg" "$KV" 2>"$log"
+		mkdir -p "$x/out/modules"
+		cp "$x/pkg/boot/vmlinuz-$KV" "$x/pkg/boot/config-$KV" "$x/out/"
+		cp "$x/pkg/lib/modules/$KV"/modules.{order,builtin,builtin.modinfo} "$x/out/modules/"
+		# Only KVM's modules, uncompressed (busybox modprobe reads plain .ko).
+		for ko in $(modprobe -d "$x/pkg" -S "$KV" --show-depends kvm_amd 2>>"$log" |
+			awk '$1 == "insmod" { print $2 }'); do
+			rel=${ko#"$x/pkg/lib/modules/$KV/"}
+			dest=$x/out/modules/${rel%.ko*}.ko
+			mkdir -p "$(dirname "$dest")"
+			case $ko in
+			*.ko.xz) xz -dc "$ko" >"$dest" ;;
+			*.ko.gz) gzip -dc "$ko" >"$dest" ;;
+			*.ko.zst) zstd -qdc "$ko" >"$dest" ;;
+			*) cp "$ko" "$dest" ;;
+			esac || { rm -rf "$x"; WHY="cannot decompress $ko"; return 1; }
+		done
+		if [ ! -e "$x/out/modules/kernel/arch/x86/kvm/kvm-amd.ko" ]; then
+			rm -rf "$x"
+			WHY="modprobe --show-depends kvm_amd found no kvm-amd.ko:$(tail_of "$log" 5)"
+			return 1
+		fi
+		rm -rf "$KDIR"
+		mv "$x/out" "$KDIR" && rm -rf "$x" && touch "$KDIR/.complete" ||
+			{ WHY="cannot populate $KDIR"; return 1; }
+	fi
+	echo "$KV" >"$CACHE/kernels/$name.release"
+	return 0
+}
+
+# copy_with_libs ROOT FILE...: FILE and the shared libraries it needs, at their paths.
+copy_with_libs() {
+	local root=$1 f lib
+	shift
+	for f in "$@"; do
+		for lib in $(ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+	done
+}
+
+# make_initramfs NAME OUT: busybox, the kvmmmu binaries built here with their
+# libraries (the same binaries on every kernel: that is the CO-RE proof),
+# KVM's modules and the guest scripts.
+make_initramfs() {
+	local name=$1 out=$2 r=$TMP/$1.root a
+	mkdir -p "$r"/{bin,sbin,dev,proc,sys,tmp,run,kvmmmu,"lib/modules/$KV"}
+	cp "$(command -v busybox)" "$r/bin/busybox"
+	copy_with_libs "$r" "$r/bin/busybox"
+	for a in $APPS; do
+		cp "$BUILD/$a" "$r/kvmmmu/$a"
+		copy_with_libs "$r" "$BUILD/$a"
+	done
+	cp -R "$KDIR/modules/." "$r/lib/modules/$KV/"
+	depmod -b "$r" "$KV" || return 1
+	cp $VMDIR/init "$r/init"
+	cp $VMDIR/guest-checks.sh "$r/kvmmmu/guest-checks.sh"
+	cp "$VMDIR/kernels/$name.conf" "$r/kvmmmu/kernel.conf"
+	chmod 755 "$r/init"
+	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
+}
+
+# collect NAME LOG DEST: re-emits the guest's results and writes its files to DEST.
+collect() {
+	local name=$1 log=$2 dest=$3 line verdict rest file sum files=0
+	tr -d '\r' <"$log" | sed -n "s/.*$MARK //p" >"$TMP/$name.marked"
+	# FILE-BEGIN NAME, then F NAME LINE for each line, then FILE-END NAME MD5
+	awk -v d="$dest" '$1 == "FILE-BEGIN" { f = d "/" $2; printf "" > f; next }
+		$1 == "F" && f != "" { sub(/^F [^ ]* ?/, ""); print >> f }
+		$1 == "FILE-END" { close(f); f = "" }' "$TMP/$name.marked"
+	while IFS= read -r line; do
+		verdict=${line%% *}
+		rest=${line#* }
+		case $verdict in
+		PASS) pass "vm/$name/$rest" ;;
+		FAIL) report "FAIL vm/$name/$rest" ;;
+		SKIP) report "SKIP vm/$name/$rest" ;;
+		INFO) echo "  vm/$name: $rest" ;;
+		FILE-END)
+			file=${rest%% *}
+			sum=${rest#* }
+			if [ "$(md5sum <"$dest/$file" | cut -d' ' -f1)" = "$sum" ]; then
+				files=$((files + 1))
+			else
+				fail "vm/$name/artifact-$file" "garbled on the serial console (md5 mismatch)"
+			fi
+			;;
+		esac
+	done < <(grep -E '^(PASS|FAIL|SKIP|INFO|FILE-END) ' "$TMP/$name.marked")
+	echo "  vm/$name: console log and $files files from the guest in $dest/"
+}
+
+# run_kernel NAME: fetch, build, boot, collect.
+run_kernel() {
+	local name=$1 conf=$VMDIR/kernels/$1.conf dest start rc log append
+	KERNEL_PACKAGE=""
+	if [ ! -f "$conf" ]; then
+		fail "vm/$name" "no $conf (kernels: $(cd $VMDIR/kernels && ls -- *.conf | tr '\n' ' '))"
+		return
+	fi
+	# shellcheck source=tests/vm/kernels/6.1.conf
+	source "$conf"
+	start=$(date +%s)
+	if ! fetch_kernel "$name"; then
+		fail "vm/$name/fetch" "$WHY"
+		return
+	fi
+	dest=$BUILD/vm/$name
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	if ! make_initramfs "$name" "$dest/initramfs.cpio.gz" >"$TMP/$name.mkinitramfs" 2>&1; then
+		fail "vm/$name/initramfs" "$(tail_of "$TMP/$name.mkinitramfs" 5)"
+		return
+	fi
+	echo "  vm/$name: booting $KV (qemu ${QEMU_CPU[*]}, timeout ${TIMEOUT}s)"
+	log=$dest/console.log
+	# kvmmmu_* are not kernel parameters: the kernel hands them to /init as its environment.
+	append="console=ttyS0 panic=-1 quiet loglevel=$LOGLEVEL kvmmmu_loglevel=$LOGLEVEL"
+	append="$append kvmmmu_checks=$CHECKS${KVMMMU_VM_VERBOSE:+ kvmmmu_verbose=1}"
+	timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 -machine q35 "${QEMU_CPU[@]}" \
+		-m 2G -kernel "$KDIR/vmlinuz-$KV" -initrd "$dest/initramfs.cpio.gz" -append "$append" \
+		-display none -vga none -monitor none -serial "file:$log" -no-reboot -nic none \
+		</dev/null >"$dest/qemu.log" 2>&1
+	rc=$?
+	collect "$name" "$log" "$dest"
+	if ! grep -q "$MARK DONE" "$log"; then
+		if [ $rc = 124 ] || [ $rc = 137 ]; then
+			fail "vm/$name/boot" "no result after ${TIMEOUT}s (KVMMMU_VM_TIMEOUT); console:$(tail_of "$log")"
+		else
+			fail "vm/$name/boot" "qemu exited $rc before the checks finished; console:$(tail_of "$log")$(tail_of "$dest/qemu.log" 3)"
+		fi
+	fi
+	echo "  vm/$name: $KV, $(($(date +%s) - start)) s"
+}
+
+for k in $KERNELS; do
+	run_kernel "$k"
+done
+exit 0
