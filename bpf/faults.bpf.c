@@ -18,6 +18,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "kvmmmu.h"
+#include "kvmmmu.bpf.h"
+#include "kvmmmu_maps.bpf.h"
 
 /* Set by user space from the running kernel's BTF (RET_PF_* enum). */
 const volatile int ret_pf_invalid = -1;
@@ -31,20 +33,6 @@ const volatile bool filter_pids = false;
 
 struct kvmmmu_health health;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct kvmmmu_thread_key);
-	__type(value, struct kvmmmu_thread_stats);
-} thread_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, __u8);
-} traced_pids SEC(".maps");
-
 /*
  * A new thread's first value. Per CPU, because two CPUs may create entries at
  * once; only the header fields are ever written, the rest stays zero.
@@ -56,29 +44,6 @@ struct {
 	__type(value, struct kvmmmu_thread_stats);
 } new_thread SEC(".maps");
 
-/*
- * The vCPU the current thread has loaded. vcpu_load() registers
- * vcpu->preempt_notifier on the task, and KVM is the only user of preempt
- * notifiers, so the task's first notifier leads back to its kvm_vcpu. The
- * VM's mm must be the task's, or the guess is wrong and we say nothing.
- * (kvm_running_vcpu would be simpler, but it is a per-CPU data symbol that
- * kallsyms lacks without CONFIG_KALLSYMS_ALL.)
- */
-static __always_inline int current_vcpu_id(void)
-{
-	struct task_struct *task = (void *)bpf_get_current_task();
-	struct hlist_node *first = BPF_CORE_READ(task, preempt_notifiers.first);
-	struct kvm_vcpu *vcpu;
-
-	if (!first)
-		return -1;
-	vcpu = (void *)first - bpf_core_field_offset(struct kvm_vcpu, preempt_notifier) -
-	       bpf_core_field_offset(struct preempt_notifier, link);
-	if (BPF_CORE_READ(vcpu, kvm, mm) != BPF_CORE_READ(task, mm))
-		return -1;
-	return BPF_CORE_READ(vcpu, vcpu_id);
-}
-
 /* The calling thread's entry, created on its first event; NULL when not traced. */
 static __always_inline struct kvmmmu_thread_stats *thread(void)
 {
@@ -88,18 +53,13 @@ static __always_inline struct kvmmmu_thread_stats *thread(void)
 
 	s = bpf_map_lookup_elem(&thread_stats, &key);
 	if (!s) {
-		struct task_struct *task = (void *)bpf_get_current_task();
-		struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 		__u32 zero = 0;
 		int err;
 
 		s = bpf_map_lookup_elem(&new_thread, &zero);
 		if (!s)
 			return NULL;
-		s->vcpu_id = current_vcpu_id();
-		s->excluded = filter_pids && !bpf_map_lookup_elem(&traced_pids, &key.tgid);
-		bpf_get_current_comm(s->comm, sizeof(s->comm));
-		bpf_core_read_str(s->process, sizeof(s->process), &leader->comm);
+		thread_id_init(&s->id, filter_pids ? &traced_pids : NULL, key.tgid);
 		err = bpf_map_update_elem(&thread_stats, &key, s, BPF_NOEXIST);
 		if (err && err != -17 /* EEXIST */) {
 			__sync_fetch_and_add(&health.drops, 1);
@@ -109,26 +69,7 @@ static __always_inline struct kvmmmu_thread_stats *thread(void)
 		if (!s)
 			return NULL;
 	}
-	return s->excluded ? NULL : s;
-}
-
-static __always_inline void hist_add(struct kvmmmu_hist *h, __u64 ns)
-{
-	__u64 slot = kvmmmu_hist_slot(ns);
-
-	/*
-	 * Bound the register that indexes, not a zero-extended copy of it:
-	 * older verifiers (6.1) do not carry the bound back to the original.
-	 */
-	barrier_var(slot);
-	if (slot >= KVMMMU_HIST_BUCKETS)
-		slot = KVMMMU_HIST_BUCKETS - 1;
-	barrier_var(slot);
-	h->slots[slot]++;
-	h->count++;
-	h->sum_ns += ns;
-	if (ns > h->max_ns)
-		h->max_ns = ns;
+	return s->id.excluded ? NULL : s;
 }
 
 static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
@@ -171,22 +112,10 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 	else
 		s->counters[KVMMMU_PATH_DIRECT]++;
 	if (s->st.walked && s->st.walk_ts)
-		hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
 }
 
 /* ---- tracepoints; each has a tp_btf and a raw_tp twin sharing one body ---- */
-
-#define TP_PAIR(event, body_call, ...)                                                             \
-	SEC("tp_btf/" #event)                                                                      \
-	int BPF_PROG(event##_btf, ##__VA_ARGS__)                                                   \
-	{                                                                                          \
-		return body_call;                                                                  \
-	}                                                                                          \
-	SEC("raw_tp/" #event)                                                                      \
-	int BPF_PROG(event##_raw, ##__VA_ARGS__)                                                   \
-	{                                                                                          \
-		return body_call;                                                                  \
-	}
 
 static __always_inline int on_walk(void)
 {
@@ -232,7 +161,7 @@ static __always_inline int on_spte_requested(void)
 	resolve_pending(s);
 	s->counters[KVMMMU_SPTE_REQUESTED]++;
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
-		hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
 	if (!func_mode)
 		s->counters[KVMMMU_FAULTS]++;
 	s->st.pending = 1;
@@ -315,7 +244,7 @@ static __always_inline int on_fast_page_fault(int ret)
 	s->counters[KVMMMU_PATH_FAST]++;
 	s->st.fast_resolved = 1;
 	if (s->st.handler_ts)
-		hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.handler_ts);
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.handler_ts);
 	if (!func_mode) {
 		s->counters[KVMMMU_FAULTS]++;
 		count_ret(s, ret);
@@ -367,7 +296,7 @@ static __always_inline int on_fault_exit(void)
 	if (!s || !s->st.in_fault)
 		return 0;
 	if (s->st.fault_ts)
-		hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
 	s->st.in_fault = 0;
 	s->st.fault_ts = 0;
 	return 0;
@@ -403,7 +332,7 @@ static __always_inline int on_handler_exit(long ret, bool shadow)
 		s->counters[KVMMMU_FAULTS]++;
 		count_ret(s, (int)ret);
 		if (!s->st.fast_resolved) {
-			hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
+			kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
 			if (shadow)
 				s->counters[KVMMMU_PATH_SHADOW]++;
 			else if (s->st.direct)
@@ -471,7 +400,8 @@ static __always_inline int on_memslot_exit(void)
 	}
 	s->counters[KVMMMU_MEMSLOT_LOOKUPS]++;
 	if (s->st.memslot_ts)
-		hist_add(&s->hist[KVMMMU_HIST_MEMSLOT], bpf_ktime_get_ns() - s->st.memslot_ts);
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_MEMSLOT],
+				bpf_ktime_get_ns() - s->st.memslot_ts);
 	s->st.memslot_ts = 0;
 	return 0;
 }

@@ -80,8 +80,22 @@ static __always_inline struct kvmmmu_lock_stats *thread(bool create)
 	return s && !s->id.excluded ? s : NULL;
 }
 
+/*
+ * Whether the thread is handling a fault, from the faults object's state:
+ * inside kvm_mmu_page_fault (function probes), or between a guest walk and
+ * its SPTE (the shadow path, when only tracepoints are there).
+ */
+static __always_inline bool in_fault(const struct kvmmmu_thread_key *key)
+{
+	struct kvmmmu_thread_stats *t = bpf_map_lookup_elem(&thread_stats, key);
+
+	return t && (t->st.in_fault || t->st.walked);
+}
+
 static __always_inline int begin(void *lock, __u32 mode)
 {
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
 	struct kvmmmu_lock_stats *s;
 
 	if (!is_mmu_lock(lock))
@@ -91,7 +105,7 @@ static __always_inline int begin(void *lock, __u32 mode)
 		return 0;
 	s->begin_ts = bpf_ktime_get_ns();
 	s->begin_mode = mode;
-	s->waiting = 1;
+	s->waiting = in_fault(&key) ? 2 : 1;
 	return 0;
 }
 
@@ -103,11 +117,15 @@ static __always_inline int end(void)
 
 	if (!s || !s->waiting)
 		return 0;
-	s->waiting = 0;
 	ns = bpf_ktime_get_ns() - s->begin_ts;
 	mode = s->begin_mode == KVMMMU_LOCK_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ;
-	s->waits[mode]++;
-	kvmmmu_hist_add(&s->wait_hist[mode], ns);
+	if (s->waiting == 2) {
+		kvmmmu_hist_add(&s->wait_hist[mode], ns);
+	} else {
+		s->other_waits[mode]++;
+		s->other_wait_ns[mode] += ns;
+	}
+	s->waiting = 0;
 	return 0;
 }
 

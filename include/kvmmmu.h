@@ -64,24 +64,21 @@ struct kvmmmu_fault_state {
 	__u32 direct;	     /* direct_page_fault entered in this fault */
 };
 
-struct kvmmmu_thread_stats {
-	__s32 vcpu_id;	  /* from the vCPU the thread has loaded; -1 when unknown */
-	__u32 excluded;	  /* the thread's process is not traced */
-	char comm[16];	  /* the thread's name when first seen */
-	char process[16]; /* its process's name (the thread group leader's) */
-	/* state and counters first: every event touches them, few touch a histogram */
-	struct kvmmmu_fault_state st;
-	__u64 counters[KVMMMU_N_COUNTERS];
-	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
-	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
-};
-
-/* Who a per-thread value belongs to; first member of the lock and MMU-event values. */
+/* Who a per-thread value belongs to; first member of every per-thread value. */
 struct kvmmmu_thread_id {
 	__s32 vcpu_id;	  /* from the vCPU the thread has loaded; -1 when unknown */
 	__u32 excluded;	  /* the thread's process is not traced */
 	char comm[16];	  /* the thread's name when first seen */
 	char process[16]; /* its process's name */
+};
+
+struct kvmmmu_thread_stats {
+	struct kvmmmu_thread_id id;
+	/* state and counters first: every event touches them, few touch a histogram */
+	struct kvmmmu_fault_state st;
+	__u64 counters[KVMMMU_N_COUNTERS];
+	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
+	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
 };
 
 /* ---- kvm->mmu_lock contention (bpf/mmu_lock.bpf.c) ---- */
@@ -96,8 +93,11 @@ struct kvmmmu_lock_stats {
 	struct kvmmmu_thread_id id;
 	__u64 begin_ts; /* a contention in progress (BPF-private) */
 	__u32 begin_mode;
-	__u32 waiting;
-	__u64 waits[KVMMMU_LOCK_MODES];
+	__u32 waiting; /* 1: outside a fault, 2: inside one */
+	/* waits outside fault handling (root loads, zaps, ioctls): count and ns */
+	__u64 other_waits[KVMMMU_LOCK_MODES];
+	__u64 other_wait_ns[KVMMMU_LOCK_MODES];
+	/* waits inside fault handling */
 	struct kvmmmu_hist wait_hist[KVMMMU_LOCK_MODES];
 };
 

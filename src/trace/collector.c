@@ -398,8 +398,8 @@ void collector_tick(struct collector *c)
 		int more = !bpf_map_get_next_key(fd, &k, &next);
 
 		if (!named(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s)) {
-			remember_name(c, (int)k.tgid, 0, s->process);
-			remember_name(c, (int)k.tgid, (int)k.tid, s->comm);
+			remember_name(c, (int)k.tgid, 0, s->id.process);
+			remember_name(c, (int)k.tgid, (int)k.tid, s->id.comm);
 		}
 		/* The /proc map is only needed where BPF could not name the vCPU. */
 		if ((int)k.tgid != last_tgid && kill((pid_t)k.tgid, 0) == 0) {
@@ -441,8 +441,8 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 {
 	static struct figures f; /* large: off the stack */
 	struct vm_row *vm;
-	struct vcpu_row *row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->vcpu_id, s->comm,
-					       s->process, &vm);
+	struct vcpu_row *row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->id.vcpu_id,
+					       s->id.comm, s->id.process, &vm);
 
 	if (!row)
 		return;
@@ -477,7 +477,7 @@ int collector_read(struct collector *c, struct model *m, bool final)
 	for (;;) {
 		int more = !bpf_map_get_next_key(fd, &k, &next);
 
-		if (!bpf_map_lookup_elem(fd, &k, s) && !s->excluded)
+		if (!bpf_map_lookup_elem(fd, &k, s) && !s->id.excluded)
 			add_thread(c, m, &k, s, final);
 		if (!more)
 			break;

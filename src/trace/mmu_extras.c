@@ -141,6 +141,9 @@ static int open_lock(struct mmu_extras *x, struct collector *c)
 		bpf_program__set_autoload(
 			bpf_object__find_program_by_name(x->lock->obj, kp_progs[i]), kp);
 	err = bpf_map__reuse_fd(x->lock->maps.traced_pids, bpf_map__fd(c->skel->maps.traced_pids));
+	if (!err) /* the faults object's per-thread state says whether a wait is inside a fault */
+		err = bpf_map__reuse_fd(x->lock->maps.thread_stats,
+					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
 		err = mmu_lock_bpf__load(x->lock);
 	if (err) {
@@ -266,14 +269,14 @@ static int read_lock(struct mmu_extras *x, struct collector *c, struct model *m)
 				      s->id.process, &vm);
 		if (!row)
 			continue;
-		for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++) {
-			static struct figures f;
+		static struct figures f;
 
-			memset(&f, 0, sizeof(f));
-			f.lock_wait[mode] = s->wait_hist[mode];
-			figures_add(&row->f, &f);
-			figures_add(&vm->total, &f);
-		}
+		memset(&f, 0, sizeof(f));
+		memcpy(f.lock_wait, s->wait_hist, sizeof(f.lock_wait));
+		memcpy(f.lock_other_waits, s->other_waits, sizeof(f.lock_other_waits));
+		memcpy(f.lock_other_wait_ns, s->other_wait_ns, sizeof(f.lock_other_wait_ns));
+		figures_add(&row->f, &f);
+		figures_add(&vm->total, &f);
 	}
 	free(s);
 	return 0;

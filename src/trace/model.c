@@ -192,6 +192,9 @@ void figures_add(struct figures *dst, const struct figures *src)
 	add_u64(dst->ret_pf, src->ret_pf, ARRAY_LEN(src->ret_pf));
 	add_u64(dst->mmu, src->mmu, ARRAY_LEN(src->mmu));
 	add_u64(dst->dirty_log_ns, src->dirty_log_ns, ARRAY_LEN(src->dirty_log_ns));
+	add_u64(dst->lock_other_waits, src->lock_other_waits, ARRAY_LEN(src->lock_other_waits));
+	add_u64(dst->lock_other_wait_ns, src->lock_other_wait_ns,
+		ARRAY_LEN(src->lock_other_wait_ns));
 	hist_merge(dst->hist, src->hist, ARRAY_LEN(src->hist));
 	hist_merge(dst->lock_wait, src->lock_wait, ARRAY_LEN(src->lock_wait));
 }
@@ -203,6 +206,9 @@ void figures_sub(struct figures *dst, const struct figures *cur, const struct fi
 	sub_u64(dst->ret_pf, prev->ret_pf, ARRAY_LEN(prev->ret_pf));
 	sub_u64(dst->mmu, prev->mmu, ARRAY_LEN(prev->mmu));
 	sub_u64(dst->dirty_log_ns, prev->dirty_log_ns, ARRAY_LEN(prev->dirty_log_ns));
+	sub_u64(dst->lock_other_waits, prev->lock_other_waits, ARRAY_LEN(prev->lock_other_waits));
+	sub_u64(dst->lock_other_wait_ns, prev->lock_other_wait_ns,
+		ARRAY_LEN(prev->lock_other_wait_ns));
 	hist_unmerge(dst->hist, prev->hist, ARRAY_LEN(prev->hist));
 	hist_unmerge(dst->lock_wait, prev->lock_wait, ARRAY_LEN(prev->lock_wait));
 }

@@ -32,8 +32,10 @@ struct figures {
 	__u64 counters[KVMMMU_N_COUNTERS];
 	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
 	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
-	/* kvm->mmu_lock waits, by mode: count and time */
+	/* kvm->mmu_lock waits by mode: inside faults, and elsewhere */
 	struct kvmmmu_hist lock_wait[KVMMMU_LOCK_MODES];
+	__u64 lock_other_waits[KVMMMU_LOCK_MODES];
+	__u64 lock_other_wait_ns[KVMMMU_LOCK_MODES];
 	/* MMU lifecycle and dirty logging */
 	__u64 mmu[KVMMMU_N_MMU_COUNTERS];
 	__u64 dirty_log_ns[N_DIRTY_LOG_TIMES];

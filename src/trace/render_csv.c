@@ -69,9 +69,20 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 		if (collector_hist_available(o->c, h, &why))
 			put_hist(x, kvmmmu_hist_names[h], &f->hist[h]);
 	}
-	if (o->extras && o->extras->lock_ok)
-		for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++)
+	if (o->extras && o->extras->lock_ok) {
+		static const char *const other[KVMMMU_LOCK_MODES][2] = {
+			{"mmu_lock_read_waits_outside_faults",
+			 "mmu_lock_read_wait_ns_outside_faults"},
+			{"mmu_lock_write_waits_outside_faults",
+			 "mmu_lock_write_wait_ns_outside_faults"},
+		};
+
+		for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++) {
 			put_hist(x, kvmmmu_lock_hist_names[mode], &f->lock_wait[mode]);
+			put(x, other[mode][0], NULL, f->lock_other_waits[mode]);
+			put(x, other[mode][1], NULL, f->lock_other_wait_ns[mode]);
+		}
+	}
 	if (o->extras && o->extras->events_ok) {
 		for (int i = 0; i < KVMMMU_N_MMU_COUNTERS; i++)
 			put(x, kvmmmu_mmu_counter_names[i], NULL, f->mmu[i]);

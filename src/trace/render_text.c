@@ -260,12 +260,16 @@ static void render_lock(FILE *f, const struct figures *fg, const struct render_o
 	const char *what;
 	__u64 total = fault_time_ns(fg, &what);
 
-	fprintf(f, "    mmu_lock waits: read %llu (%.6g %s), write %llu (%.6g %s)",
+	fprintf(f, "    mmu_lock waits in faults: read %llu (%.6g %s), write %llu (%.6g %s)",
 		(unsigned long long)r->count, (double)r->sum_ns / o->unit_ns, o->unit,
 		(unsigned long long)w->count, (double)w->sum_ns / o->unit_ns, o->unit);
 	if (total)
 		fprintf(f, "; %.1f%% of %s", pct(r->sum_ns + w->sum_ns, total), what);
-	fputc('\n', f);
+	fprintf(f, "\n    mmu_lock waits elsewhere: read %llu (%.6g %s), write %llu (%.6g %s)\n",
+		(unsigned long long)fg->lock_other_waits[KVMMMU_LOCK_READ],
+		(double)fg->lock_other_wait_ns[KVMMMU_LOCK_READ] / o->unit_ns, o->unit,
+		(unsigned long long)fg->lock_other_waits[KVMMMU_LOCK_WRITE],
+		(double)fg->lock_other_wait_ns[KVMMMU_LOCK_WRITE] / o->unit_ns, o->unit);
 	for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++)
 		if (fg->lock_wait[mode].count)
 			render_hist(f, &fg->lock_wait[mode], kvmmmu_lock_hist_names[mode], o);

@@ -75,7 +75,7 @@ check mmu/lock-idle-vm-none "idle VM $idle: $(lock_waits "$TMP/lock.csv" "$idle"
 	test "$(lock_waits "$TMP/lock.csv" "$idle" "")" = 0
 check mmu/lock-idle-vm-traced "idle VM $idle not in the report" \
 	grep -q ",$idle,vmm-idle,,bpf,faults," "$TMP/lock.csv"
-check mmu/lock-text "no mmu_lock line" grep -q '^    mmu_lock waits: read 0 (0 nsecs), write [1-9]' "$TMP/lock.out"
+check mmu/lock-text "no mmu_lock line" grep -q '^    mmu_lock waits in faults: read 0 (0 nsecs), write [1-9]' "$TMP/lock.out"
 
 # kvmmmu-check --validate: kvmmmu and KVM count the same faults over the same window
 cp "$LOAD" "$TMP/vmm-validate"

@@ -48,7 +48,7 @@ emit() {
 # the VM, not a thread tied to no vCPU, whose comm is "NAME [tid N]").
 val() {
 	awk -F, -v s="$2" -v m="$3" -v v="$4" -v le="${5:-}" \
-		'!/^#/ && $5 == s && $6 == m && $4 == v && $7 == le && $3 !~ / \[tid [0-9]+\]$/ { x = $8 }
+		'!/^#/ && $5 == s && $6 == m && $4 == v && $7 "" == le "" && $3 !~ / \[tid [0-9]+\]$/ { x = $8 }
 		END { print x }' "$1"
 }
 # has_row FILE METRIC: any bpf row for METRIC.
@@ -285,5 +285,17 @@ if want tdp-mmu; then
 	check $g/N-more-memslot-lookups-per-fault "Y: $ly/$fy, N: $ln/$fn" \
 		eval 'gt0 "$fy" && gt0 "$fn" && [ $((${ly:-0} * fn)) -lt $((${ln:-0} * fy)) ]'
 	info "tdp_mmu=Y: faults $fy memslot_lookups $ly; tdp_mmu=N: faults $fn memslot_lookups $ln"
+	# mmu_lock: TDP MMU faults take it for read, the legacy MMU's for write, so
+	# inside faults a vCPU waits only in that mode (whether it waits at all
+	# depends on timing; root loads and zaps take it for write outside faults)
+	for v in 0 1; do
+		wy=$(val $Y bpf mmu_lock_write_wait_ns $v +Inf) ry=$(val $Y bpf mmu_lock_read_wait_ns $v +Inf)
+		wn=$(val $N bpf mmu_lock_write_wait_ns $v +Inf) rn=$(val $N bpf mmu_lock_read_wait_ns $v +Inf)
+		check $g/Y-vcpu$v-mmu_lock-fault-waits-are-reads "read $ry, write $wy" \
+			eval '[ -n "$wy" ] && is0 "$wy"'
+		check $g/N-vcpu$v-mmu_lock-fault-waits-are-writes "read $rn, write $wn" \
+			eval '[ -n "$rn" ] && is0 "$rn"'
+		info "vCPU $v mmu_lock waits in faults: tdp_mmu=Y read $ry write $wy; tdp_mmu=N read $rn write $wn"
+	done
 fi
 exit 0
