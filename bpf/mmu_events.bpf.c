@@ -169,6 +169,68 @@ static __always_inline int on_zap_all_fast(void)
 }
 TP_PAIR(kvm_mmu_zap_all_fast, on_zap_all_fast(), void *kvm)
 
+/*
+ * MMU roots: kvm_mmu_load() allocates them when a vCPU enters the guest
+ * with none valid (first run, CR3/role changes, after a fast zap), which is
+ * the reload cost the seeds' root-reload patches are about.
+ */
+static __always_inline int on_root_load_entry(void)
+{
+	struct kvmmmu_mmu_stats *s = thread();
+
+	if (s)
+		s->root_load_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline int on_root_load_exit(void)
+{
+	struct kvmmmu_mmu_stats *s = thread();
+
+	if (!s || !s->root_load_ts)
+		return 0;
+	s->counters[KVMMMU_ROOT_LOADS]++;
+	s->root_load_ns += bpf_ktime_get_ns() - s->root_load_ts;
+	s->root_load_ts = 0;
+	return 0;
+}
+
+SEC("fentry/kvm_mmu_load")
+int BPF_PROG(kvm_mmu_load_fentry)
+{
+	return on_root_load_entry();
+}
+
+SEC("fexit/kvm_mmu_load")
+int BPF_PROG(kvm_mmu_load_fexit)
+{
+	return on_root_load_exit();
+}
+
+SEC("kprobe/kvm_mmu_load")
+int BPF_KPROBE(kvm_mmu_load_kprobe)
+{
+	return on_root_load_entry();
+}
+
+SEC("kretprobe/kvm_mmu_load")
+int BPF_KRETPROBE(kvm_mmu_load_kretprobe)
+{
+	return on_root_load_exit();
+}
+
+SEC("fentry/kvm_mmu_unload")
+int BPF_PROG(kvm_mmu_unload_fentry)
+{
+	return count(KVMMMU_ROOT_UNLOADS);
+}
+
+SEC("kprobe/kvm_mmu_unload")
+int BPF_KPROBE(kvm_mmu_unload_kprobe)
+{
+	return count(KVMMMU_ROOT_UNLOADS);
+}
+
 /* The syscalls tracepoints' records (events/syscalls/sys_{enter,exit}_ioctl/format). */
 struct sys_enter_ioctl_args {
 	__u64 common;

@@ -117,6 +117,8 @@ enum kvmmmu_mmu_counter {
 	KVMMMU_DIRTY_LOG_DISABLES,    /* ... that turned it off */
 	KVMMMU_DIRTY_LOG_GETS,	      /* KVM_GET_DIRTY_LOG calls */
 	KVMMMU_DIRTY_LOG_CLEARS,      /* KVM_CLEAR_DIRTY_LOG calls */
+	KVMMMU_ROOT_LOADS,	      /* kvm_mmu_load: MMU roots (re)loaded (function probes) */
+	KVMMMU_ROOT_UNLOADS,	      /* kvm_mmu_unload */
 	KVMMMU_N_MMU_COUNTERS,
 };
 
@@ -127,6 +129,8 @@ struct kvmmmu_mmu_stats {
 	__u64 disable_ns; /* ... and off */
 	__u64 get_ns;
 	__u64 clear_ns;
+	__u64 root_load_ns; /* time in kvm_mmu_load, all calls */
+	__u64 root_load_ts; /* a kvm_mmu_load in progress (BPF-private) */
 };
 
 /* Timeline events, rare by nature (memslot and dirty-log ioctls), sent through a ring buffer. */

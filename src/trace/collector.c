@@ -138,13 +138,16 @@ static bool kprobe_pmu_present(void)
 	return access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
 }
 
-/* Picks fentry, kprobe or nothing for one function, writing the reasons for what is not used. */
-static enum attach_kind choose_function(struct collector *c, const char *func, char *why,
-					size_t len)
+enum attach_kind collector_choose_function(struct collector *c, const char *func, char *why,
+					   size_t len)
 {
 	enum ksym_state ks = ksym_lookup(NULL, func);
 	char fentry_why[160] = "";
 
+	if (c->opts.mode == PROBE_MODE_TRACEPOINT) {
+		snprintf(why, len, "not tried (--probe-mode tracepoint)");
+		return ATTACH_NONE;
+	}
 	if (ks != KSYM_PRESENT) {
 		snprintf(why, len, "%s", ksym_state_str(ks));
 		return ATTACH_NONE;
@@ -279,17 +282,9 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		     "usable kvmmmu:fast_page_fault format");
 		return err;
 	}
-	for (size_t i = 0; i < N_FUNC; i++) {
-		struct probe_status tmp = {};
-
-		func_kind[i] =
-			opts->mode == PROBE_MODE_TRACEPOINT
-				? ATTACH_NONE
-				: choose_function(c, functions[i].func, tmp.why, sizeof(tmp.why));
-		snprintf(c->probes[i].why, sizeof(c->probes[i].why), "%s",
-			 opts->mode == PROBE_MODE_TRACEPOINT ? "not tried (--probe-mode tracepoint)"
-							     : tmp.why);
-	}
+	for (size_t i = 0; i < N_FUNC; i++)
+		func_kind[i] = collector_choose_function(c, functions[i].func, c->probes[i].why,
+							 sizeof(c->probes[i].why));
 
 	/* An attach that fails after load changes what the programs must do: reload without it. */
 	for (attempt = 0; attempt < 1 + (int)N_FUNC; attempt++) {

@@ -101,6 +101,12 @@ struct vcpu_row *collector_place(struct collector *c, struct model *m, int tgid,
 				 int vcpu_id, const char *comm, const char *process,
 				 struct vm_row **vm);
 
+/*
+ * fentry, kprobe or nothing for FUNC in this kernel and probe mode: BTF,
+ * exact kallsyms name, then a trial fentry attach; WHY says what is not used.
+ */
+enum attach_kind collector_choose_function(struct collector *c, const char *func, char *why,
+					   size_t len);
 const char *attach_kind_str(enum attach_kind k);
 int probe_mode_parse(const char *s, enum probe_mode *mode);
 /* Whether a histogram can be filled with what is attached. */

@@ -186,7 +186,10 @@ static int on_event(void *ctx, void *data, size_t len)
 static int open_events(struct mmu_extras *x, struct collector *c)
 {
 	static const char *const ioctl_progs[] = {"sys_enter_ioctl", "sys_exit_ioctl"};
-	struct probe_status *tps[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])], *ioctls;
+	static const char *const root_progs[] = {
+		"kvm_mmu_load_fentry",	"kvm_mmu_load_fexit",	  "kvm_mmu_unload_fentry",
+		"kvm_mmu_load_kprobe", "kvm_mmu_load_kretprobe", "kvm_mmu_unload_kprobe"};
+	struct probe_status *tps[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])], *ioctls, *roots;
 	int err;
 
 	x->events = mmu_events_bpf__open();
@@ -206,6 +209,12 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 		bpf_program__set_autoload(x->events->progs.sys_enter_ioctl, false);
 		bpf_program__set_autoload(x->events->progs.sys_exit_ioctl, false);
 	}
+	roots = new_probe(x, NULL, "kvm_mmu_load/unload");
+	roots->kind = collector_choose_function(c, "kvm_mmu_load", roots->why, sizeof(roots->why));
+	for (size_t i = 0; i < sizeof(root_progs) / sizeof(root_progs[0]); i++)
+		bpf_program__set_autoload(
+			bpf_object__find_program_by_name(x->events->obj, root_progs[i]),
+			roots->kind == (strstr(root_progs[i], "probe") ? ATTACH_KPROBE : ATTACH_FENTRY));
 	err = bpf_map__reuse_fd(x->events->maps.traced_pids,
 				bpf_map__fd(c->skel->maps.traced_pids));
 	if (!err)
@@ -219,10 +228,14 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 			snprintf(tps[i]->why, sizeof(tps[i]->why), "load failed: %s",
 				 strerror(-err));
 		}
-		ioctls->kind = ATTACH_NONE;
+		ioctls->kind = roots->kind = ATTACH_NONE;
 		snprintf(ioctls->why, sizeof(ioctls->why), "load failed: %s", strerror(-err));
+		snprintf(roots->why, sizeof(roots->why), "load failed: %s", strerror(-err));
 		return err;
 	}
+	if (roots->kind != ATTACH_NONE)
+		attach_chosen(x, x->events->obj, roots, root_progs,
+			      sizeof(root_progs) / sizeof(root_progs[0]));
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
 		attach_tp(x, x->events->obj, tps[i]);
 	if (ioctls->kind != ATTACH_NONE)
@@ -303,10 +316,11 @@ static int read_events(struct mmu_extras *x, struct collector *c, struct model *
 			continue;
 		memset(&f, 0, sizeof(f));
 		memcpy(f.mmu, s.counters, sizeof(f.mmu));
-		f.dirty_log_ns[DIRTY_LOG_ENABLE_NS] = s.enable_ns;
-		f.dirty_log_ns[DIRTY_LOG_DISABLE_NS] = s.disable_ns;
-		f.dirty_log_ns[DIRTY_LOG_GET_NS] = s.get_ns;
-		f.dirty_log_ns[DIRTY_LOG_CLEAR_NS] = s.clear_ns;
+		f.mmu_ns[DIRTY_LOG_ENABLE_NS] = s.enable_ns;
+		f.mmu_ns[DIRTY_LOG_DISABLE_NS] = s.disable_ns;
+		f.mmu_ns[DIRTY_LOG_GET_NS] = s.get_ns;
+		f.mmu_ns[DIRTY_LOG_CLEAR_NS] = s.clear_ns;
+		f.mmu_ns[ROOT_LOAD_NS] = s.root_load_ns;
 		figures_add(&row->f, &f);
 		figures_add(&vm->total, &f);
 	}

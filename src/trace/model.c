@@ -44,6 +44,8 @@ const char *const kvmmmu_mmu_counter_names[KVMMMU_N_MMU_COUNTERS] = {
 	[KVMMMU_DIRTY_LOG_DISABLES] = "dirty_log_disables",
 	[KVMMMU_DIRTY_LOG_GETS] = "dirty_log_gets",
 	[KVMMMU_DIRTY_LOG_CLEARS] = "dirty_log_clears",
+	[KVMMMU_ROOT_LOADS] = "root_loads",
+	[KVMMMU_ROOT_UNLOADS] = "root_unloads",
 };
 
 const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES] = {
@@ -51,11 +53,12 @@ const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES] = {
 	[KVMMMU_LOCK_WRITE] = "mmu_lock_write_wait_ns",
 };
 
-const char *const dirty_log_time_names[N_DIRTY_LOG_TIMES] = {
+const char *const mmu_time_names[N_MMU_TIMES] = {
 	[DIRTY_LOG_ENABLE_NS] = "dirty_log_enable_ns",
 	[DIRTY_LOG_DISABLE_NS] = "dirty_log_disable_ns",
 	[DIRTY_LOG_GET_NS] = "dirty_log_get_ns",
 	[DIRTY_LOG_CLEAR_NS] = "dirty_log_clear_ns",
+	[ROOT_LOAD_NS] = "root_load_ns",
 };
 
 int counter_index(const char *name)
@@ -191,7 +194,7 @@ void figures_add(struct figures *dst, const struct figures *src)
 	add_u64(dst->counters, src->counters, ARRAY_LEN(src->counters));
 	add_u64(dst->ret_pf, src->ret_pf, ARRAY_LEN(src->ret_pf));
 	add_u64(dst->mmu, src->mmu, ARRAY_LEN(src->mmu));
-	add_u64(dst->dirty_log_ns, src->dirty_log_ns, ARRAY_LEN(src->dirty_log_ns));
+	add_u64(dst->mmu_ns, src->mmu_ns, ARRAY_LEN(src->mmu_ns));
 	add_u64(dst->lock_other_waits, src->lock_other_waits, ARRAY_LEN(src->lock_other_waits));
 	add_u64(dst->lock_other_wait_ns, src->lock_other_wait_ns,
 		ARRAY_LEN(src->lock_other_wait_ns));
@@ -205,7 +208,7 @@ void figures_sub(struct figures *dst, const struct figures *cur, const struct fi
 	sub_u64(dst->counters, prev->counters, ARRAY_LEN(prev->counters));
 	sub_u64(dst->ret_pf, prev->ret_pf, ARRAY_LEN(prev->ret_pf));
 	sub_u64(dst->mmu, prev->mmu, ARRAY_LEN(prev->mmu));
-	sub_u64(dst->dirty_log_ns, prev->dirty_log_ns, ARRAY_LEN(prev->dirty_log_ns));
+	sub_u64(dst->mmu_ns, prev->mmu_ns, ARRAY_LEN(prev->mmu_ns));
 	sub_u64(dst->lock_other_waits, prev->lock_other_waits, ARRAY_LEN(prev->lock_other_waits));
 	sub_u64(dst->lock_other_wait_ns, prev->lock_other_wait_ns,
 		ARRAY_LEN(prev->lock_other_wait_ns));

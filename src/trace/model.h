@@ -18,15 +18,16 @@ extern const char *const kvmmmu_hist_names[KVMMMU_N_HISTS];
 extern const char *const kvmmmu_mmu_counter_names[KVMMMU_N_MMU_COUNTERS];
 extern const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES];
 
-/* Time the kernel spent in dirty-log calls, all calls summed (ns). */
-enum dirty_log_time {
+/* Time the kernel spent in dirty-log calls and root loads, all calls summed (ns). */
+enum mmu_time {
 	DIRTY_LOG_ENABLE_NS,
 	DIRTY_LOG_DISABLE_NS,
 	DIRTY_LOG_GET_NS,
 	DIRTY_LOG_CLEAR_NS,
-	N_DIRTY_LOG_TIMES,
+	ROOT_LOAD_NS,
+	N_MMU_TIMES,
 };
-extern const char *const dirty_log_time_names[N_DIRTY_LOG_TIMES];
+extern const char *const mmu_time_names[N_MMU_TIMES];
 
 struct figures {
 	__u64 counters[KVMMMU_N_COUNTERS];
@@ -38,7 +39,7 @@ struct figures {
 	__u64 lock_other_wait_ns[KVMMMU_LOCK_MODES];
 	/* MMU lifecycle and dirty logging */
 	__u64 mmu[KVMMMU_N_MMU_COUNTERS];
-	__u64 dirty_log_ns[N_DIRTY_LOG_TIMES];
+	__u64 mmu_ns[N_MMU_TIMES];
 };
 
 /* A vCPU, or a thread that could not be tied to one (vcpu < 0, tid set). */

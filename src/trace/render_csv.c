@@ -86,8 +86,8 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 	if (o->extras && o->extras->events_ok) {
 		for (int i = 0; i < KVMMMU_N_MMU_COUNTERS; i++)
 			put(x, kvmmmu_mmu_counter_names[i], NULL, f->mmu[i]);
-		for (int i = 0; i < N_DIRTY_LOG_TIMES; i++)
-			put(x, dirty_log_time_names[i], NULL, f->dirty_log_ns[i]);
+		for (int i = 0; i < N_MMU_TIMES; i++)
+			put(x, mmu_time_names[i], NULL, f->mmu_ns[i]);
 	}
 }
 

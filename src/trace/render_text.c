@@ -289,19 +289,23 @@ static void render_mmu(FILE *f, const struct figures *fg)
 		(unsigned long long)m[KVMMMU_SHADOW_PAGES_UNSYNCED],
 		(unsigned long long)m[KVMMMU_HUGE_PAGE_SPLITS],
 		(unsigned long long)m[KVMMMU_ZAP_ALL_FAST]);
+	if (m[KVMMMU_ROOT_LOADS] || m[KVMMMU_ROOT_UNLOADS])
+		fprintf(f, "    MMU roots: loaded %llu (%.3f ms in all), unloaded %llu\n",
+			(unsigned long long)m[KVMMMU_ROOT_LOADS], fg->mmu_ns[ROOT_LOAD_NS] / 1e6,
+			(unsigned long long)m[KVMMMU_ROOT_UNLOADS]);
 	if (!m[KVMMMU_MEMSLOT_UPDATES] && !m[KVMMMU_DIRTY_LOG_GETS] && !m[KVMMMU_DIRTY_LOG_CLEARS])
 		return;
 	fprintf(f,
 		"    dirty logging: on %llu (%.3f ms), off %llu (%.3f ms), get %llu (%.3f ms), "
 		"clear %llu (%.3f ms); memslot updates %llu\n",
 		(unsigned long long)m[KVMMMU_DIRTY_LOG_ENABLES],
-		fg->dirty_log_ns[DIRTY_LOG_ENABLE_NS] / 1e6,
+		fg->mmu_ns[DIRTY_LOG_ENABLE_NS] / 1e6,
 		(unsigned long long)m[KVMMMU_DIRTY_LOG_DISABLES],
-		fg->dirty_log_ns[DIRTY_LOG_DISABLE_NS] / 1e6,
+		fg->mmu_ns[DIRTY_LOG_DISABLE_NS] / 1e6,
 		(unsigned long long)m[KVMMMU_DIRTY_LOG_GETS],
-		fg->dirty_log_ns[DIRTY_LOG_GET_NS] / 1e6,
+		fg->mmu_ns[DIRTY_LOG_GET_NS] / 1e6,
 		(unsigned long long)m[KVMMMU_DIRTY_LOG_CLEARS],
-		fg->dirty_log_ns[DIRTY_LOG_CLEAR_NS] / 1e6,
+		fg->mmu_ns[DIRTY_LOG_CLEAR_NS] / 1e6,
 		(unsigned long long)m[KVMMMU_MEMSLOT_UPDATES]);
 }
 

@@ -240,6 +240,11 @@ if want hist-all; then
 	check $g/probes-lock "$(grep '^Probes:' $T/$g.out)" grep -q '^Probes:.* lock:' $T/$g.out
 	agree $g $T/$g.csv $T/$g-load.csv
 	paths $g $T/$g.csv
+	# every vCPU loads its MMU root on its first KVM_RUN (function probes on kvm_mmu_load)
+	for v in 0 1; do
+		b=$(val $T/$g.csv bpf root_loads $v) t=$(val $T/$g.csv bpf root_load_ns $v)
+		check $g/vcpu$v-root-loads "root_loads=$b, root_load_ns=$t" eval 'gt0 "$b" && gt0 "$t"'
+	done
 fi
 
 # reload_kvm Y|N: KVM reloaded with tdp_mmu=Y|N. kvmmmu-hist has exited, but
