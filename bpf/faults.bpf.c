@@ -47,29 +47,8 @@ struct {
 /* The calling thread's entry, created on its first event; NULL when not traced. */
 static __always_inline struct kvmmmu_thread_stats *thread(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
-	struct kvmmmu_thread_stats *s;
-
-	s = bpf_map_lookup_elem(&thread_stats, &key);
-	if (!s) {
-		__u32 zero = 0;
-		int err;
-
-		s = bpf_map_lookup_elem(&new_thread, &zero);
-		if (!s)
-			return NULL;
-		thread_id_init(&s->id, filter_pids ? &traced_pids : NULL, key.tgid);
-		err = bpf_map_update_elem(&thread_stats, &key, s, BPF_NOEXIST);
-		if (err && err != -17 /* EEXIST */) {
-			__sync_fetch_and_add(&health.drops, 1);
-			return NULL;
-		}
-		s = bpf_map_lookup_elem(&thread_stats, &key);
-		if (!s)
-			return NULL;
-	}
-	return s->id.excluded ? NULL : s;
+	return thread_entry(&thread_stats, &new_thread, filter_pids ? &traced_pids : NULL,
+			    &health.drops);
 }
 
 static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)

@@ -64,6 +64,38 @@ static __always_inline void thread_id_init(struct kvmmmu_thread_id *id, void *tr
 	bpf_core_read_str(id->process, sizeof(id->process), &leader->comm);
 }
 
+/*
+ * The calling thread's entry in MAP (keyed by struct kvmmmu_thread_key, with
+ * a struct kvmmmu_thread_id first in the value), created on its first event
+ * from SCRATCH, a one-entry per-CPU array whose value stays zero but for the
+ * id (two CPUs may create entries at once). NULL when its process is not
+ * traced, or the map is full (counted in *DROPS).
+ */
+static __always_inline void *thread_entry(void *map, void *scratch, void *traced, __u64 *drops)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
+	struct kvmmmu_thread_id *t = bpf_map_lookup_elem(map, &key);
+	__u32 zero = 0;
+	int err;
+
+	if (!t) {
+		t = bpf_map_lookup_elem(scratch, &zero);
+		if (!t)
+			return NULL;
+		thread_id_init(t, traced, key.tgid);
+		err = bpf_map_update_elem(map, &key, t, BPF_NOEXIST);
+		if (err && err != -17 /* EEXIST */) {
+			__sync_fetch_and_add(drops, 1);
+			return NULL;
+		}
+		t = bpf_map_lookup_elem(map, &key);
+		if (!t)
+			return NULL;
+	}
+	return t->excluded ? NULL : t;
+}
+
 /* A tracepoint handler twice: tp_btf (typed, cheapest) and raw_tp (for kernels without BTF for it).
  */
 #define TP_PAIR(event, body_call, ...)                                                             \

@@ -38,6 +38,14 @@ struct {
 	__type(value, struct kvmmmu_mmu_stats);
 } mmu_stats SEC(".maps");
 
+/* A new thread's first value (see thread_entry()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kvmmmu_mmu_stats);
+} new_thread SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 * 1024);
@@ -75,21 +83,8 @@ struct {
 
 static __always_inline struct kvmmmu_mmu_stats *thread(void)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
-	struct kvmmmu_mmu_stats *s = bpf_map_lookup_elem(&mmu_stats, &key), init = {};
-	int err;
-
-	if (!s) {
-		thread_id_init(&init.id, filter_pids ? &traced_pids : NULL, key.tgid);
-		err = bpf_map_update_elem(&mmu_stats, &key, &init, BPF_NOEXIST);
-		if (err && err != -17 /* EEXIST */) {
-			__sync_fetch_and_add(&health.drops, 1);
-			return NULL;
-		}
-		s = bpf_map_lookup_elem(&mmu_stats, &key);
-	}
-	return s && !s->id.excluded ? s : NULL;
+	return thread_entry(&mmu_stats, &new_thread, filter_pids ? &traced_pids : NULL,
+			    &health.drops);
 }
 
 static __always_inline int count(enum kvmmmu_mmu_counter c)

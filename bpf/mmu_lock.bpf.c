@@ -57,27 +57,19 @@ static __always_inline bool is_mmu_lock(void *lock)
 	return BPF_CORE_READ(kvm, mm) == BPF_CORE_READ(task, mm) && BPF_CORE_READ(task, mm);
 }
 
-static __always_inline struct kvmmmu_lock_stats *thread(bool create)
+static __always_inline struct kvmmmu_lock_stats *thread(void)
+{
+	return thread_entry(&lock_stats, &new_thread, filter_pids ? &traced_pids : NULL,
+			    &health.drops);
+}
+
+/* The thread's entry if it has one: contention_end never creates. */
+static __always_inline struct kvmmmu_lock_stats *known_thread(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
-	struct kvmmmu_lock_stats *s = bpf_map_lookup_elem(&lock_stats, &key);
-	__u32 zero = 0;
-	int err;
 
-	if (s || !create)
-		return s && !s->id.excluded ? s : NULL;
-	s = bpf_map_lookup_elem(&new_thread, &zero);
-	if (!s)
-		return NULL;
-	thread_id_init(&s->id, filter_pids ? &traced_pids : NULL, key.tgid);
-	err = bpf_map_update_elem(&lock_stats, &key, s, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST */) {
-		__sync_fetch_and_add(&health.drops, 1);
-		return NULL;
-	}
-	s = bpf_map_lookup_elem(&lock_stats, &key);
-	return s && !s->id.excluded ? s : NULL;
+	return bpf_map_lookup_elem(&lock_stats, &key);
 }
 
 /*
@@ -100,7 +92,7 @@ static __always_inline int begin(void *lock, __u32 mode)
 
 	if (!is_mmu_lock(lock))
 		return 0;
-	s = thread(true);
+	s = thread();
 	if (!s)
 		return 0;
 	s->begin_ts = bpf_ktime_get_ns();
@@ -111,7 +103,7 @@ static __always_inline int begin(void *lock, __u32 mode)
 
 static __always_inline int end(void)
 {
-	struct kvmmmu_lock_stats *s = thread(false);
+	struct kvmmmu_lock_stats *s = known_thread();
 	__u32 mode;
 	__u64 ns;
 

@@ -186,9 +186,9 @@ static int on_event(void *ctx, void *data, size_t len)
 static int open_events(struct mmu_extras *x, struct collector *c)
 {
 	static const char *const ioctl_progs[] = {"sys_enter_ioctl", "sys_exit_ioctl"};
-	static const char *const root_progs[] = {
-		"kvm_mmu_load_fentry",	"kvm_mmu_load_fexit",	  "kvm_mmu_unload_fentry",
-		"kvm_mmu_load_kprobe", "kvm_mmu_load_kretprobe", "kvm_mmu_unload_kprobe"};
+	static const char *const root_progs[] = {"kvm_mmu_load_fentry",	   "kvm_mmu_load_fexit",
+						 "kvm_mmu_unload_fentry",  "kvm_mmu_load_kprobe",
+						 "kvm_mmu_load_kretprobe", "kvm_mmu_unload_kprobe"};
 	struct probe_status *tps[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])], *ioctls, *roots;
 	int err;
 
@@ -214,7 +214,8 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 	for (size_t i = 0; i < sizeof(root_progs) / sizeof(root_progs[0]); i++)
 		bpf_program__set_autoload(
 			bpf_object__find_program_by_name(x->events->obj, root_progs[i]),
-			roots->kind == (strstr(root_progs[i], "probe") ? ATTACH_KPROBE : ATTACH_FENTRY));
+			roots->kind ==
+				(strstr(root_progs[i], "probe") ? ATTACH_KPROBE : ATTACH_FENTRY));
 	err = bpf_map__reuse_fd(x->events->maps.traced_pids,
 				bpf_map__fd(c->skel->maps.traced_pids));
 	if (!err)

@@ -302,8 +302,7 @@ static void render_mmu(FILE *f, const struct figures *fg)
 		fg->mmu_ns[DIRTY_LOG_ENABLE_NS] / 1e6,
 		(unsigned long long)m[KVMMMU_DIRTY_LOG_DISABLES],
 		fg->mmu_ns[DIRTY_LOG_DISABLE_NS] / 1e6,
-		(unsigned long long)m[KVMMMU_DIRTY_LOG_GETS],
-		fg->mmu_ns[DIRTY_LOG_GET_NS] / 1e6,
+		(unsigned long long)m[KVMMMU_DIRTY_LOG_GETS], fg->mmu_ns[DIRTY_LOG_GET_NS] / 1e6,
 		(unsigned long long)m[KVMMMU_DIRTY_LOG_CLEARS],
 		fg->mmu_ns[DIRTY_LOG_CLEAR_NS] / 1e6,
 		(unsigned long long)m[KVMMMU_MEMSLOT_UPDATES]);
