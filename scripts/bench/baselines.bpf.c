@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Baselines for the per-event cost of a tp_btf program on kvm_mmu_set_spte. */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+struct task_struct;
+struct key { __u32 tgid, tid; };
+struct val { __u64 n, ts, pad[6]; };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} pcpu SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct key);
+	__type(value, struct val);
+} by_tid SEC(".maps");
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct val);
+} by_task SEC(".maps");
+static struct val zero;
+
+/* Dispatch and statistics only. */
+SEC("tp_btf/kvm_mmu_set_spte")
+int triv_empty(void *ctx)
+{
+	return 0;
+}
+
+/* One counter increment in a per-CPU map: the "trivial program" baseline. */
+SEC("tp_btf/kvm_mmu_set_spte")
+int triv_pcpu_inc(void *ctx)
+{
+	__u32 k = 0;
+	__u64 *v = bpf_map_lookup_elem(&pcpu, &k);
+
+	if (v)
+		(*v)++;
+	return 0;
+}
+
+/* kvmmmu's pattern: the calling thread's entry in a hash keyed by (tgid, tid). */
+static __always_inline struct val *by_thread(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct key k = {.tgid = id >> 32, .tid = (__u32)id};
+	struct val *v = bpf_map_lookup_elem(&by_tid, &k);
+
+	if (!v) {
+		bpf_map_update_elem(&by_tid, &k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&by_tid, &k);
+	}
+	return v;
+}
+
+SEC("tp_btf/kvm_mmu_set_spte")
+int triv_hash_tid(void *ctx)
+{
+	struct val *v = by_thread();
+
+	if (v)
+		v->n++;
+	return 0;
+}
+
+SEC("tp_btf/kvm_mmu_set_spte")
+int triv_hash_ktime(void *ctx)
+{
+	struct val *v = by_thread();
+
+	if (v) {
+		v->n++;
+		v->ts = bpf_ktime_get_ns();
+	}
+	return 0;
+}
+
+/* The same per-thread entry in task-local storage instead of a hash. */
+SEC("tp_btf/kvm_mmu_set_spte")
+int triv_task_stg(void *ctx)
+{
+	struct val *v = bpf_task_storage_get(&by_task, bpf_get_current_task_btf(), 0,
+					     BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (v)
+		v->n++;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
