@@ -124,11 +124,14 @@ install: all
 	$(Q)install -d $(DESTDIR)$(BINDIR)
 	$(Q)install -m 0755 $(addprefix $(OUTPUT)/,$(APPS)) $(DESTDIR)$(BINDIR)
 
+FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c \
+		       scripts/bench/*.c)
+
 format:
-	$(Q)clang-format -i $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c)
+	$(Q)clang-format -i $(FORMATTED)
 
 check-format:
-	$(Q)clang-format --dry-run --Werror $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c)
+	$(Q)clang-format --dry-run --Werror $(FORMATTED)
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))

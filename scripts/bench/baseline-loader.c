@@ -8,10 +8,16 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop;
-static void on_signal(int sig) { (void)sig; stop = 1; }
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
 static int quiet(enum libbpf_print_level l, const char *f, va_list a)
 {
-	(void)l; (void)f; (void)a;
+	(void)l;
+	(void)f;
+	(void)a;
 	return 0;
 }
 
@@ -33,7 +39,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (attempt) {
-			bpf_object__for_each_program(prog, obj) {
+			bpf_object__for_each_program (prog, obj) {
 				int keep = 0;
 
 				for (int i = 2; i < argc; i++)
@@ -49,7 +55,7 @@ int main(int argc, char **argv)
 	}
 	if (!obj)
 		return 1;
-	bpf_object__for_each_program(prog, obj) {
+	bpf_object__for_each_program (prog, obj) {
 		if (!bpf_program__autoload(prog))
 			continue;
 		if (!bpf_program__attach(prog)) {

@@ -5,8 +5,12 @@
 #include <bpf/bpf_helpers.h>
 
 struct task_struct;
-struct key { __u32 tgid, tid; };
-struct val { __u64 n, ts, pad[6]; };
+struct key {
+	__u32 tgid, tid;
+};
+struct val {
+	__u64 n, ts, pad[6];
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
