@@ -351,7 +351,7 @@ static int run(struct hist_run *r)
 		collector_tick(&r->c);
 		mmu_extras_poll(&r->extras);
 		find_targets(r);
-		kvm_stats_tick(r);
+		kvm_stats_tick(r); /* every tick: a short-lived VM's stats fds go with it */
 		if (command_done(r) || targets_gone(r))
 			break;
 		if (r->env.duration && now - start >= r->env.duration)

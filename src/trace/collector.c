@@ -352,7 +352,8 @@ int collector_trace_pid(struct collector *c, int pid)
 	return 0;
 }
 
-static void remember_name(struct collector *c, int tgid, int tid, const char *comm)
+static void remember_name(struct collector *c, int tgid, int tid, const char *comm,
+			  bool vcpu_unknown)
 {
 	struct thread_name *n;
 
@@ -367,6 +368,18 @@ static void remember_name(struct collector *c, int tgid, int tid, const char *co
 	n->tgid = tgid;
 	n->tid = tid;
 	snprintf(n->comm, sizeof(n->comm), "%.15s", comm);
+	n->vcpu_unknown = vcpu_unknown;
+}
+
+/* Whether some thread of TGID needs the /proc map to find its vCPU. */
+static bool needs_proc_map(const struct collector *c, int tgid)
+{
+	if (c->opts.attribution == ATTRIBUTE_PROC)
+		return true;
+	for (size_t i = 0; i < c->n_names; i++)
+		if (c->names[i].tgid == tgid && c->names[i].tid && c->names[i].vcpu_unknown)
+			return true;
+	return false;
 }
 
 static bool named(const struct collector *c, int tgid, int tid)
@@ -393,11 +406,12 @@ void collector_tick(struct collector *c)
 		int more = !bpf_map_get_next_key(fd, &k, &next);
 
 		if (!named(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s)) {
-			remember_name(c, (int)k.tgid, 0, s->id.process);
-			remember_name(c, (int)k.tgid, (int)k.tid, s->id.comm);
+			remember_name(c, (int)k.tgid, 0, s->id.process, false);
+			remember_name(c, (int)k.tgid, (int)k.tid, s->id.comm, s->id.vcpu_id < 0);
 		}
 		/* The /proc map is only needed where BPF could not name the vCPU. */
-		if ((int)k.tgid != last_tgid && kill((pid_t)k.tgid, 0) == 0) {
+		if ((int)k.tgid != last_tgid && needs_proc_map(c, (int)k.tgid) &&
+		    kill((pid_t)k.tgid, 0) == 0) {
 			vcpu_map_scan(&c->vcpus, "/proc", (int)k.tgid);
 			last_tgid = (int)k.tgid;
 		}

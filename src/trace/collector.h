@@ -60,6 +60,7 @@ struct faults_bpf;
 struct thread_name {
 	int tgid, tid;
 	char comm[16];
+	bool vcpu_unknown; /* BPF could not tell the thread's vCPU: /proc must */
 };
 struct bpf_link;
 
