@@ -85,6 +85,13 @@ agree dirty-log "$TMP/h2.csv" "$TMP/l2.csv" "$pid" 2
 pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l3.csv")
 agree unnamed-threads "$TMP/h3.csv" "$TMP/l3.csv" "$pid" 2
 
+# --- the /proc fallback alone (as on kernels where BPF cannot find the vCPU):
+# QEMU-style thread names still give the right vCPU ids
+"$HIST" --attribution proc --per-vcpu --csv "$TMP/h7.csv" -- "$LOAD" --vcpus 2 --mem 32M \
+	--csv "$TMP/l7.csv" >"$TMP/h7.out" 2>&1
+pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l7.csv")
+agree proc-attribution "$TMP/h7.csv" "$TMP/l7.csv" "$pid" 2
+
 # --- a second VM running at the same time is excluded by -p NAME
 cp "$LOAD" "$TMP/vmm-one"
 cp "$LOAD" "$TMP/vmm-two"
