@@ -28,21 +28,8 @@ const volatile int ret_pf_spurious = -1;
 const volatile int ret_pf_emulate = -1;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
-/* Only count processes in traced_pids. */
-const volatile bool filter_pids = false;
 
-struct kvmmmu_health health;
-
-/*
- * A new thread's first value. Per CPU, because two CPUs may create entries at
- * once; only the header fields are ever written, the rest stays zero.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kvmmmu_thread_stats);
-} new_thread SEC(".maps");
+KVMMMU_NEW_THREAD_SCRATCH(new_thread, struct kvmmmu_thread_stats);
 
 /* The calling thread's entry, created on its first event; NULL when not traced. */
 static __always_inline struct kvmmmu_thread_stats *thread(void)

@@ -8,6 +8,31 @@
 #ifndef KVMMMU_MAPS_BPF_H
 #define KVMMMU_MAPS_BPF_H
 
+/* Count only the processes in traced_pids (set by user space before load). */
+const volatile bool filter_pids = false;
+
+/* Drops and other health counters of this object, read by user space. */
+struct kvmmmu_health health;
+
+/* A per-thread map: entries are allocated as threads appear, not all up front. */
+#define KVMMMU_THREAD_MAP(name, value_type)                                                        \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
+		__uint(map_flags, BPF_F_NO_PREALLOC);                                              \
+		__uint(max_entries, 4096);                                                         \
+		__type(key, struct kvmmmu_thread_key);                                             \
+		__type(value, value_type);                                                         \
+	} name SEC(".maps")
+
+/* The per-CPU scratch value thread_entry() creates a per-thread map's entries from. */
+#define KVMMMU_NEW_THREAD_SCRATCH(name, value_type)                                                \
+	struct {                                                                                   \
+		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(max_entries, 1);                                                            \
+		__type(key, __u32);                                                                \
+		__type(value, value_type);                                                         \
+	} name SEC(".maps")
+
 /* Processes to count, when filter_pids is set (kvmmmu-hist -p PID, -- COMMAND). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -16,16 +41,7 @@ struct {
 	__type(value, __u8);
 } traced_pids SEC(".maps");
 
-/*
- * Fault figures and state per thread, written by the faults object. Entries
- * are 8 KiB: allocated as threads appear, not 4096 of them up front.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);
-	__type(key, struct kvmmmu_thread_key);
-	__type(value, struct kvmmmu_thread_stats);
-} thread_stats SEC(".maps");
+/* Fault figures and state per thread (8 KiB each), written by the faults object. */
+KVMMMU_THREAD_MAP(thread_stats, struct kvmmmu_thread_stats);
 
 #endif

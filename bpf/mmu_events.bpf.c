@@ -26,25 +26,8 @@
 #define KVM_CLEAR_DIRTY_LOG KVM_IOWR(0xc0, 24)
 #define KVM_MEM_LOG_DIRTY_PAGES (1U << 0)
 
-const volatile bool filter_pids = false;
-
-struct kvmmmu_health health;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC); /* as threads appear */
-	__uint(max_entries, 4096);
-	__type(key, struct kvmmmu_thread_key);
-	__type(value, struct kvmmmu_mmu_stats);
-} mmu_stats SEC(".maps");
-
-/* A new thread's first value (see thread_entry()). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kvmmmu_mmu_stats);
-} new_thread SEC(".maps");
+KVMMMU_THREAD_MAP(mmu_stats, struct kvmmmu_mmu_stats);
+KVMMMU_NEW_THREAD_SCRATCH(new_thread, struct kvmmmu_mmu_stats);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

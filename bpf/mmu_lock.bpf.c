@@ -23,24 +23,8 @@
 #define LCB_F_READ (1U << 1)
 #define LCB_F_WRITE (1U << 2)
 
-const volatile bool filter_pids = false;
-
-struct kvmmmu_health health;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC); /* as threads appear */
-	__uint(max_entries, 4096);
-	__type(key, struct kvmmmu_thread_key);
-	__type(value, struct kvmmmu_lock_stats);
-} lock_stats SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct kvmmmu_lock_stats);
-} new_thread SEC(".maps");
+KVMMMU_THREAD_MAP(lock_stats, struct kvmmmu_lock_stats);
+KVMMMU_NEW_THREAD_SCRATCH(new_thread, struct kvmmmu_lock_stats);
 
 /* LOCK is the mmu_lock of the VM the current thread works for. */
 static __always_inline bool is_mmu_lock(void *lock)
