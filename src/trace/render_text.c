@@ -94,7 +94,8 @@ void render_probe_header(FILE *f, const struct render_opts *o)
 		const struct probe_status *p = &o->extras->probes[i];
 
 		if (p->kind == ATTACH_NONE)
-			fprintf(f, "Unavailable: %s:%s: %s\n", p->group, p->name, p->why);
+			fprintf(f, "Unavailable: %s%s%s: %s\n", p->group ? p->group : "",
+				p->group ? ":" : "", p->name, p->why);
 	}
 }
 
