@@ -32,3 +32,14 @@ csv_value() {
 	awk -F, -v s="$2" -v m="$3" -v v="$4" \
 		'!/^#/ && $5 == s && $6 == m && $4 == v && $7 == "" { print $8; exit }' "$1"
 }
+
+# wait_tracing FILE: waits (10 s at most) for a tracer's "Tracing ..." line,
+# printed once its probes are attached.
+wait_tracing() {
+	local i
+	for i in $(seq 100); do
+		grep -q '^Tracing' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}

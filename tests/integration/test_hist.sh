@@ -97,7 +97,7 @@ cp "$LOAD" "$TMP/vmm-one"
 cp "$LOAD" "$TMP/vmm-two"
 "$HIST" -p vmm-one --wait -d 5 --per-vcpu --csv "$TMP/h4.csv" >"$TMP/h4.out" 2>&1 &
 hist=$!
-sleep 1.5 # BPF attached
+wait_tracing "$TMP/h4.out" || fail hist/name-match-attach "kvmmmu-hist did not start"
 "$TMP/vmm-one" --vcpus 2 --mem 16M --csv "$TMP/l4.csv" >/dev/null 2>&1 &
 "$TMP/vmm-two" --vcpus 1 --mem 16M --csv "$TMP/l5.csv" >/dev/null 2>&1
 wait %2 2>/dev/null

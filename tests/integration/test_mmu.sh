@@ -55,7 +55,7 @@ cp "$LOAD" "$TMP/vmm-idle"
 "$HIST" -p vmm-busy -p vmm-idle --wait -d 8 --per-vcpu --metric mmu_lock,outcomes \
 	--csv "$TMP/lock.csv" >"$TMP/lock.out" 2>&1 &
 hist=$!
-sleep 1.5
+wait_tracing "$TMP/lock.out" || fail mmu/lock-attach "kvmmmu-hist did not start"
 "$TMP/vmm-idle" --vcpus 1 --mem 4M --duration 5 >/dev/null 2>&1 &
 idle=$!
 "$TMP/vmm-busy" --vcpus 2 --mem 256M --dirty-log 2 --csv "$TMP/busy.csv" >/dev/null 2>&1
