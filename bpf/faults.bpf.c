@@ -29,13 +29,13 @@ const volatile int ret_pf_emulate = -1;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
 
-KVMMMU_NEW_THREAD_SCRATCH(new_thread, struct kvmmmu_thread_stats);
+KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_thread_stats);
 
 /* The calling thread's entry, created on its first event; NULL when not traced. */
 static __always_inline struct kvmmmu_thread_stats *thread(void)
 {
-	return thread_entry(&thread_stats, &new_thread, filter_pids ? &traced_pids : NULL,
-			    &health.drops);
+	return thread_entry(&thread_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
+			    &new_threads, &health);
 }
 
 static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)

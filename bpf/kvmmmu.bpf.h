@@ -67,33 +67,52 @@ static __always_inline void thread_id_init(struct kvmmmu_thread_id *id, void *tr
 /*
  * The calling thread's entry in MAP (keyed by struct kvmmmu_thread_key, with
  * a struct kvmmmu_thread_id first in the value), created on its first event
- * from SCRATCH, a one-entry per-CPU array whose value stays zero but for the
- * id (two CPUs may create entries at once). NULL when its process is not
- * traced, or the map is full (counted in *DROPS).
+ * from ZERO, a one-entry array that is never written: the id is filled in
+ * the map entry itself, so no other thread's id can leak into it (a per-CPU
+ * template could be rewritten by a program that preempted this one). A new
+ * thread is announced on ANNOUNCE, so that user space names it (and reads
+ * /proc and KVM's stats fds) while it is alive. NULL when its process is not
+ * traced, or the map is full (counted in HEALTH).
  */
-static __always_inline void *thread_entry(void *map, void *scratch, void *traced, __u64 *drops)
+static __always_inline void *thread_entry(void *map, void *zero, void *traced, void *announce,
+					  struct kvmmmu_health *health)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
 	struct kvmmmu_thread_id *t = bpf_map_lookup_elem(map, &key);
-	__u32 zero = 0;
+	struct kvmmmu_new_thread *ev;
+	__u32 idx = 0;
+	void *blank;
 	int err;
 
-	if (!t) {
-		t = bpf_map_lookup_elem(scratch, &zero);
-		if (!t)
-			return NULL;
-		thread_id_init(t, traced, key.tgid);
-		err = bpf_map_update_elem(map, &key, t, BPF_NOEXIST);
-		if (err && err != -17 /* EEXIST */) {
-			__sync_fetch_and_add(drops, 1);
-			return NULL;
-		}
-		t = bpf_map_lookup_elem(map, &key);
-		if (!t)
-			return NULL;
+	if (t)
+		return t->excluded ? NULL : t;
+	blank = bpf_map_lookup_elem(zero, &idx);
+	if (!blank)
+		return NULL;
+	err = bpf_map_update_elem(map, &key, blank, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: a nested program created it */) {
+		__sync_fetch_and_add(&health->drops, 1);
+		return NULL;
 	}
-	return t->excluded ? NULL : t;
+	t = bpf_map_lookup_elem(map, &key);
+	if (!t)
+		return NULL;
+	if (!err) {
+		thread_id_init(t, traced, key.tgid);
+		t->ready = 1;
+		if (!t->excluded) {
+			ev = bpf_ringbuf_reserve(announce, sizeof(*ev), 0);
+			if (ev) {
+				ev->key = key;
+				ev->id = *t;
+				bpf_ringbuf_submit(ev, 0);
+			} else {
+				__sync_fetch_and_add(&health->announce_lost, 1);
+			}
+		}
+	}
+	return t->ready && !t->excluded ? t : NULL;
 }
 
 /* A tracepoint handler twice: tp_btf (typed, cheapest) and raw_tp (for kernels without BTF for it).

@@ -24,14 +24,20 @@ struct kvmmmu_health health;
 		__type(value, value_type);                                                         \
 	} name SEC(".maps")
 
-/* The per-CPU scratch value thread_entry() creates a per-thread map's entries from. */
-#define KVMMMU_NEW_THREAD_SCRATCH(name, value_type)                                                \
+/* The all-zero value thread_entry() creates a per-thread map's entries from; never written. */
+#define KVMMMU_BLANK_THREAD(name, value_type)                                                      \
 	struct {                                                                                   \
-		__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                                           \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                                                  \
 		__uint(max_entries, 1);                                                            \
 		__type(key, __u32);                                                                \
 		__type(value, value_type);                                                         \
 	} name SEC(".maps")
+
+/* Threads' first events (struct kvmmmu_new_thread), for user space to name them at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 256 * 1024);
+} new_threads SEC(".maps");
 
 /* Processes to count, when filter_pids is set (kvmmmu-hist -p PID, -- COMMAND). */
 struct {

@@ -27,7 +27,7 @@
 #define KVM_MEM_LOG_DIRTY_PAGES (1U << 0)
 
 KVMMMU_THREAD_MAP(mmu_stats, struct kvmmmu_mmu_stats);
-KVMMMU_NEW_THREAD_SCRATCH(new_thread, struct kvmmmu_mmu_stats);
+KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_mmu_stats);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -66,8 +66,8 @@ struct {
 
 static __always_inline struct kvmmmu_mmu_stats *thread(void)
 {
-	return thread_entry(&mmu_stats, &new_thread, filter_pids ? &traced_pids : NULL,
-			    &health.drops);
+	return thread_entry(&mmu_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
+			    &new_threads, &health);
 }
 
 static __always_inline int count(enum kvmmmu_mmu_counter c)

@@ -24,7 +24,7 @@
 #define LCB_F_WRITE (1U << 2)
 
 KVMMMU_THREAD_MAP(lock_stats, struct kvmmmu_lock_stats);
-KVMMMU_NEW_THREAD_SCRATCH(new_thread, struct kvmmmu_lock_stats);
+KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_lock_stats);
 
 /* LOCK is the mmu_lock of the VM the current thread works for. */
 static __always_inline bool is_mmu_lock(void *lock)
@@ -43,8 +43,8 @@ static __always_inline bool is_mmu_lock(void *lock)
 
 static __always_inline struct kvmmmu_lock_stats *thread(void)
 {
-	return thread_entry(&lock_stats, &new_thread, filter_pids ? &traced_pids : NULL,
-			    &health.drops);
+	return thread_entry(&lock_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
+			    &new_threads, &health);
 }
 
 /* The thread's entry if it has one: contention_end never creates. */
@@ -80,18 +80,26 @@ static __always_inline int begin(void *lock, __u32 mode)
 	if (!s)
 		return 0;
 	s->begin_ts = bpf_ktime_get_ns();
+	s->begin_lock = (__u64)lock;
 	s->begin_mode = mode;
 	s->waiting = in_fault(&key) ? 2 : 1;
 	return 0;
 }
 
-static __always_inline int end(void)
+/*
+ * Ends the wait on LOCK. The qrwlock slow path takes its wait_lock through
+ * the qspinlock slow path, which fires a begin/end pair of its own inside
+ * ours, and contention in IRQ context can interleave too: only the end of
+ * the lock the wait began on closes it. LOCK is NULL from a kretprobe, which
+ * has no argument to compare: there the first return closes the wait.
+ */
+static __always_inline int end(void *lock)
 {
 	struct kvmmmu_lock_stats *s = known_thread();
 	__u32 mode;
 	__u64 ns;
 
-	if (!s || !s->waiting)
+	if (!s || !s->waiting || (lock && s->begin_lock != (__u64)lock))
 		return 0;
 	ns = bpf_ktime_get_ns() - s->begin_ts;
 	mode = s->begin_mode == KVMMMU_LOCK_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ;
@@ -126,15 +134,15 @@ int BPF_PROG(contention_begin_raw, void *lock, unsigned int flags)
 }
 
 SEC("tp_btf/contention_end")
-int BPF_PROG(contention_end_btf)
+int BPF_PROG(contention_end_btf, void *lock, int ret)
 {
-	return end();
+	return end(lock);
 }
 
 SEC("raw_tp/contention_end")
-int BPF_PROG(contention_end_raw)
+int BPF_PROG(contention_end_raw, void *lock, int ret)
 {
-	return end();
+	return end(lock);
 }
 
 /* Before the tracepoints (5.19): the qrwlock slow paths, entered only under contention. */
@@ -147,7 +155,7 @@ int BPF_KPROBE(queued_read_lock_slowpath_kprobe, void *lock)
 SEC("kretprobe/queued_read_lock_slowpath")
 int BPF_KRETPROBE(queued_read_lock_slowpath_kretprobe)
 {
-	return end();
+	return end(NULL);
 }
 
 SEC("kprobe/queued_write_lock_slowpath")
@@ -159,7 +167,7 @@ int BPF_KPROBE(queued_write_lock_slowpath_kprobe, void *lock)
 SEC("kretprobe/queued_write_lock_slowpath")
 int BPF_KRETPROBE(queued_write_lock_slowpath_kretprobe)
 {
-	return end();
+	return end(NULL);
 }
 
 char LICENSE[] SEC("license") = "GPL";

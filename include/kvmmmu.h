@@ -66,10 +66,18 @@ struct kvmmmu_fault_state {
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */
 struct kvmmmu_thread_id {
-	__s32 vcpu_id;	  /* from the vCPU the thread has loaded; -1 when unknown */
-	__u32 excluded;	  /* the thread's process is not traced */
+	__s32 vcpu_id; /* from the vCPU the thread has loaded; -1 when unknown */
+	__u8 excluded; /* the thread's process is not traced */
+	__u8 ready;    /* filled in: an entry read before this is set has no figures yet */
+	__u16 pad;
 	char comm[16];	  /* the thread's name when first seen */
 	char process[16]; /* its process's name */
+};
+
+/* A thread's first event, announced through the new_threads ring buffer. */
+struct kvmmmu_new_thread {
+	struct kvmmmu_thread_key key;
+	struct kvmmmu_thread_id id;
 };
 
 struct kvmmmu_thread_stats {
@@ -91,7 +99,8 @@ enum kvmmmu_lock_mode {
 
 struct kvmmmu_lock_stats {
 	struct kvmmmu_thread_id id;
-	__u64 begin_ts; /* a contention in progress (BPF-private) */
+	__u64 begin_ts;	  /* a contention in progress (BPF-private) */
+	__u64 begin_lock; /* ... on this lock: only its own contention_end closes it */
 	__u32 begin_mode;
 	__u32 waiting; /* 1: outside a fault, 2: inside one */
 	/* waits outside fault handling (root loads, zaps, ioctls): count and ns */
@@ -159,8 +168,9 @@ struct kvmmmu_event {
 
 /* Global health counters, in the BPF object's .bss. */
 struct kvmmmu_health {
-	__u64 drops;   /* events lost because the thread map was full */
-	__u64 bad_ret; /* RET_PF values beyond KVMMMU_RET_PF_SLOTS */
+	__u64 drops;	     /* events lost because the thread map was full */
+	__u64 bad_ret;	     /* RET_PF values beyond KVMMMU_RET_PF_SLOTS */
+	__u64 announce_lost; /* new threads the new_threads ring had no room for */
 };
 
 #endif

@@ -87,7 +87,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (state->arg_num > 0)
 			usage_error("unexpected argument '%s' (see --help)", arg);
 		if (parse_seconds(arg, &env->validate_secs))
-			usage_error("'%s': expected a positive number of seconds", arg);
+			usage_error("'%s': expected " PARSE_SECONDS_RANGE, arg);
 		break;
 	case ARGP_KEY_END:
 		if (env->validate_secs && !env->validate)

@@ -53,7 +53,9 @@ void check_mmu_lock(struct check_state *st);
 void check_dev_kvm(void);
 
 /* tracing.c: opens the real collector in ENV's probe mode, tracing no process. */
-void check_open_collector(struct check_state *st, const struct check_env *env);
+/* Opens the collector; with PIDS (N of them) only they are counted, from the attach on. */
+void check_open_collector(struct check_state *st, const struct check_env *env, const int *pids,
+			  size_t n);
 /* tracing.c: the report sections that use the collector's choices. */
 void check_tracepoints(struct check_state *st);
 void check_functions(struct check_state *st);

@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	check_kernel(&st);
 	check_dev_kvm();
 	if (st.btf)
-		check_open_collector(&st, &env);
+		check_open_collector(&st, &env, NULL, 0);
 	else
 		st.collector_err = -ENOENT;
 	st.mode = env.mode;

@@ -34,13 +34,16 @@ static const struct {
 	{"kvm", "kvm_exit"},
 };
 
-void check_open_collector(struct check_state *st, const struct check_env *env)
+void check_open_collector(struct check_state *st, const struct check_env *env, const int *pids,
+			  size_t n)
 {
 	/* filter_pids with no pid added: everything loads and attaches, nothing is counted. */
 	const struct collector_opts opts = {
 		.mode = env->mode,
 		.attribution = ATTRIBUTE_AUTO,
 		.filter_pids = true,
+		.pids = pids,
+		.n_pids = n,
 	};
 
 	st->collector_err = collector_open(&st->c, &opts);

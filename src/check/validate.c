@@ -166,6 +166,10 @@ static int compare_all(const struct check_state *st, const struct vm_stats *kvm,
 	int spurious = ret_pf_value(&st->c.ret_pf, "spurious");
 	int disagree = 0;
 
+	if (!kvm->n_vcpus) {
+		elog("--validate: pid %d has no vCPU statistics to compare", pid);
+		return 1;
+	}
 	printf("\n  %-8s %-18s %12s   %-14s %12s\n", "", "kvmmmu", "", "KVM", "");
 	for (size_t i = 0; i < kvm->n_vcpus; i++) {
 		int vcpu = kvm->vcpus[i].vcpu;
@@ -197,12 +201,10 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	err = find_one(env->validate, &pid);
 	if (err)
 		return 1;
-	check_open_collector(st, env);
+	check_open_collector(st, env, &pid, 1);
 	if (!st->collector_open)
 		return 1;
-	err = collector_trace_pid(&st->c, pid);
-	if (!err)
-		err = vm_stats_update(&kvm, pid, false);
+	err = vm_stats_update(&kvm, pid, false);
 	if (err) {
 		elog("--validate: cannot read KVM's counters of pid %d: %s", pid,
 		     err == -EXDEV ? "the VMM has no KVM binary stats fd open to share "

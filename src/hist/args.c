@@ -125,7 +125,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'd':
 		if (parse_seconds(arg, &env->duration))
-			usage_error(state, "-d '%s': expected a positive number of seconds", arg);
+			usage_error(state, "-d '%s': expected " PARSE_SECONDS_RANGE, arg);
 		break;
 	case OPT_PROBE_MODE:
 		if (probe_mode_parse(arg, &env->mode))
@@ -151,8 +151,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {
 			if (parse_seconds(arg, &env->interval))
-				usage_error(state,
-					    "interval '%s': expected a positive number of seconds",
+				usage_error(state, "interval '%s': expected " PARSE_SECONDS_RANGE,
 					    arg);
 		} else if (state->arg_num == 1) {
 			if (parse_u64_range(arg, 1, 1000000000, &v))

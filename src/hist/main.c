@@ -30,7 +30,7 @@
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;
 
-#define TICK_NS 100000000L /* how often to look for new VMs and vCPU threads */
+#define TICK_MS 100 /* longest wait for BPF's news: new threads wake us at once */
 #define MAX_TRACED 1024
 #define MAX_KVM_STATS 64 /* VMs whose KVM counters are shown */
 
@@ -334,6 +334,22 @@ static int check_vcpu(struct hist_run *r, const struct model *final)
 	return -ENOENT;
 }
 
+/*
+ * Waits for news from BPF or the next tick. A VM's first sighting is acted on
+ * at once, while it runs: its KVM stats fds are taken then (a duplicate keeps
+ * its final counters readable after it exits), however short it is.
+ */
+static void wait_tick(struct hist_run *r)
+{
+	const int *pids;
+
+	collector_poll(&r->c, TICK_MS);
+	collector_tick(&r->c);
+	if (collector_take_new(&r->c, &pids))
+		find_targets(r);
+	kvm_stats_tick(r);
+}
+
 static int run(struct hist_run *r)
 {
 	const double start = sysinfo_monotonic();
@@ -343,15 +359,10 @@ static int run(struct hist_run *r)
 	int err = 0;
 
 	while (!exiting) {
-		struct timespec tick = {0, TICK_NS};
 		double now;
 
-		nanosleep(&tick, NULL);
+		wait_tick(r);
 		now = sysinfo_monotonic();
-		collector_tick(&r->c);
-		mmu_extras_poll(&r->extras);
-		find_targets(r);
-		kvm_stats_tick(r); /* every tick: a short-lived VM's stats fds go with it */
 		if (command_done(r) || targets_gone(r))
 			break;
 		if (r->env.duration && now - start >= r->env.duration)
@@ -377,7 +388,8 @@ static int setup(struct hist_run *r)
 		.filter_pids = r->env.command || (r->env.n_specs && !has_name_specs(&r->env)),
 		.walk_hist = r->env.show[SECTION_HIST0 + KVMMMU_HIST_WALK],
 	};
-	int err;
+	int pids[MAX_TRACED], err;
+	size_t n_pids = 0;
 
 	for (int i = 0; i < r->env.n_specs && !r->env.wait; i++) {
 		int pid;
@@ -400,6 +412,12 @@ static int setup(struct hist_run *r)
 		}
 		r->csv_open = true;
 	}
+	/* -p PIDs are in the BPF filter before anything attaches: none of their events is lost */
+	for (int i = 0; i < r->env.n_specs && n_pids < MAX_TRACED; i++)
+		if (r->env.specs[i].pid)
+			pids[n_pids++] = r->env.specs[i].pid;
+	copts.pids = pids;
+	copts.n_pids = n_pids;
 	err = collector_open(&r->c, &copts);
 	if (err)
 		return err;

@@ -73,7 +73,7 @@ int parse_seconds(const char *s, double *secs)
 	v = strtod(s, &end);
 	if (errno || *end || !isfinite(v))
 		return -EINVAL;
-	if (v <= 0)
+	if (v < PARSE_SECONDS_MIN || v > PARSE_SECONDS_MAX)
 		return -ERANGE;
 	*secs = v;
 	return 0;

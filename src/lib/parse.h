@@ -9,7 +9,15 @@
 int parse_size(const char *s, uint64_t *bytes);
 /* Decimal integer within [min, max]. */
 int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
-/* Seconds as a positive decimal number ("2", "0.5"). */
+/*
+ * Seconds as a decimal number ("2", "0.5") from 1 ms to 366 days: shorter
+ * is no window at all, longer a typo (and past what the timers keep exact).
+ * -EINVAL for text that is not a number, -ERANGE outside the range.
+ */
 int parse_seconds(const char *s, double *secs);
+#define PARSE_SECONDS_MIN 0.001
+#define PARSE_SECONDS_MAX (366.0 * 86400)
+/* What to tell a user whose value parse_seconds refused. */
+#define PARSE_SECONDS_RANGE "seconds from 0.001 to 31622400 (366 days)"
 
 #endif

@@ -127,9 +127,11 @@ static int parse_mem(const char *arg, uint64_t *out)
 
 static int parse_duration(const char *arg, double *out)
 {
-	/* Over a year is a typo, and it keeps the deadline arithmetic exact. */
-	if (parse_seconds(arg, out) || *out > 366.0 * 86400) {
-		elog("--duration: '%s' is not a positive number of seconds", arg);
+	int err = parse_seconds(arg, out);
+
+	if (err) {
+		elog("--duration: '%s' %s: expected " PARSE_SECONDS_RANGE, arg,
+		     err == -ERANGE ? "is out of range" : "is not a number");
 		return -1;
 	}
 	return 0;

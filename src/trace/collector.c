@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <search.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -38,6 +39,8 @@ static const struct {
 	{"paging64_page_fault", true, true},	  {"direct_page_fault", false, false},
 	{"kvm_vcpu_gfn_to_memslot", true, false},
 };
+
+static int open_announcements(struct collector *c);
 
 #define N_TP (sizeof(tracepoints) / sizeof(tracepoints[0]))
 #define N_FUNC (sizeof(functions) / sizeof(functions[0]))
@@ -306,6 +309,17 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			c->skel = NULL;
 			return err;
 		}
+		/* the filter holds its processes before any program runs: none is missed */
+		for (size_t i = 0; c->opts.filter_pids && i < c->opts.n_pids; i++) {
+			err = collector_trace_pid(c, c->opts.pids[i]);
+			if (err) {
+				elog("cannot add pid %d to the BPF filter: %s", c->opts.pids[i],
+				     strerror(-err));
+				faults_bpf__destroy(c->skel);
+				c->skel = NULL;
+				return err;
+			}
+		}
 		for (size_t i = 0; i < c->n_probes && !retry; i++) {
 			struct probe_status *p = &c->probes[i];
 
@@ -320,7 +334,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			}
 		}
 		if (!retry)
-			return 0;
+			return open_announcements(c);
 		detach_all(c);
 		faults_bpf__destroy(c->skel);
 		c->skel = NULL;
@@ -332,94 +346,174 @@ int collector_trace_pid(struct collector *c, int pid)
 {
 	__u32 key = pid;
 	__u8 one = 1;
-	struct kvmmmu_thread_key k, next;
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
 
 	if (bpf_map_update_elem(bpf_map__fd(c->skel->maps.traced_pids), &key, &one, BPF_ANY))
 		return -errno;
-	/* Threads seen before the pid was added were marked excluded: forget them. */
-	if (bpf_map_get_next_key(fd, NULL, &k))
-		return 0;
-	for (;;) {
-		int more = !bpf_map_get_next_key(fd, &k, &next);
+	return 0;
+}
 
-		if (k.tgid == key)
-			bpf_map_delete_elem(fd, &k);
-		if (!more)
-			break;
-		k = next;
+struct name_key {
+	int tgid, tid;
+	size_t idx; /* into c->names */
+};
+
+static int name_key_cmp(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static struct thread_name *find_name(const struct collector *c, int tgid, int tid)
+{
+	struct name_key k = {tgid, tid, 0};
+	struct name_key **found = tfind(&k, &c->name_index, name_key_cmp);
+
+	return found ? &c->names[(*found)->idx] : NULL;
+}
+
+/* Records the name of (TGID, TID), tid 0 for the process; returns it, or NULL if known. */
+static struct thread_name *remember_name(struct collector *c, int tgid, int tid, const char *comm)
+{
+	struct name_key *k, **slot;
+	struct thread_name *n;
+
+	if (find_name(c, tgid, tid))
+		return NULL;
+	n = realloc(c->names, (c->n_names + 1) * sizeof(*n));
+	k = malloc(sizeof(*k));
+	if (n)
+		c->names = n;
+	if (!n || !k) {
+		free(k);
+		return NULL;
+	}
+	*k = (struct name_key){tgid, tid, c->n_names};
+	slot = tsearch(k, &c->name_index, name_key_cmp);
+	if (!slot || *slot != k) {
+		free(k);
+		return NULL;
+	}
+	n = &c->names[c->n_names++];
+	memset(n, 0, sizeof(*n));
+	n->tgid = tgid;
+	n->tid = tid;
+	snprintf(n->comm, sizeof(n->comm), "%.15s", comm);
+	return n;
+}
+
+static void note_new_process(struct collector *c, int tgid)
+{
+	int *p = realloc(c->new_procs, (c->n_new_procs + 1) * sizeof(*p));
+
+	if (!p)
+		return;
+	c->new_procs = p;
+	c->new_procs[c->n_new_procs++] = tgid;
+}
+
+/* A thread seen for the first time, while it runs: name it, and find its vCPU in /proc now. */
+static void note_thread(struct collector *c, int tgid, int tid, const struct kvmmmu_thread_id *id)
+{
+	struct thread_name *proc = find_name(c, tgid, 0);
+	bool vcpu_unknown = id->vcpu_id < 0 || c->opts.attribution == ATTRIBUTE_PROC;
+	struct thread_name *t;
+
+	if (!proc) {
+		proc = remember_name(c, tgid, 0, id->process);
+		if (!proc)
+			return;
+		note_new_process(c, tgid);
+	}
+	t = remember_name(c, tgid, tid, id->comm);
+	if (!t)
+		return;
+	t->vcpu_unknown = vcpu_unknown;
+	proc = find_name(c, tgid, 0); /* remember_name may have moved names[] */
+	if (vcpu_unknown) {
+		proc->needs_proc = true;
+		vcpu_map_scan(&c->vcpus, "/proc", tgid);
+	}
+}
+
+static int on_new_thread(void *ctx, void *data, size_t len)
+{
+	const struct kvmmmu_new_thread *ev = data;
+
+	if (len >= sizeof(*ev))
+		note_thread(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id);
+	return 0;
+}
+
+static int open_announcements(struct collector *c)
+{
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.new_threads), on_new_thread, c, NULL);
+	if (!c->rb) {
+		int err = -errno;
+
+		elog("cannot open the new-thread ring buffer: %s", strerror(-err));
+		return err;
 	}
 	return 0;
 }
 
-static void remember_name(struct collector *c, int tgid, int tid, const char *comm,
-			  bool vcpu_unknown)
+int collector_poll(struct collector *c, int timeout_ms)
 {
-	struct thread_name *n;
+	int n = ring_buffer__poll(c->rb, timeout_ms);
 
-	for (size_t i = 0; i < c->n_names; i++)
-		if (c->names[i].tgid == tgid && c->names[i].tid == tid)
-			return;
-	n = realloc(c->names, (c->n_names + 1) * sizeof(*n));
-	if (!n)
+	return n == -EINTR ? 0 : n;
+}
+
+/* Names every thread in the faults map: the backstop when announcements were lost. */
+static void scan_threads(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	struct kvmmmu_thread_key k, next;
+	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	int more;
+
+	if (!s)
 		return;
-	c->names = n;
-	n = &c->names[c->n_names++];
-	n->tgid = tgid;
-	n->tid = tid;
-	snprintf(n->comm, sizeof(n->comm), "%.15s", comm);
-	n->vcpu_unknown = vcpu_unknown;
-}
-
-/* Whether some thread of TGID needs the /proc map to find its vCPU. */
-static bool needs_proc_map(const struct collector *c, int tgid)
-{
-	if (c->opts.attribution == ATTRIBUTE_PROC)
-		return true;
-	for (size_t i = 0; i < c->n_names; i++)
-		if (c->names[i].tgid == tgid && c->names[i].tid && c->names[i].vcpu_unknown)
-			return true;
-	return false;
-}
-
-static bool named(const struct collector *c, int tgid, int tid)
-{
-	for (size_t i = 0; i < c->n_names; i++)
-		if (c->names[i].tgid == tgid && c->names[i].tid == tid)
-			return true;
-	return false;
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (!find_name(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s) &&
+		    s->id.ready && !s->id.excluded)
+			note_thread(c, (int)k.tgid, (int)k.tid, &s->id);
+	}
+	free(s);
 }
 
 void collector_tick(struct collector *c)
 {
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
-	struct kvmmmu_thread_key k, next;
-	struct kvmmmu_thread_stats *s;
-	int last_tgid = -1;
+	__u64 lost = c->skel->bss->health.announce_lost;
 
-	if (bpf_map_get_next_key(fd, NULL, &k))
-		return;
-	s = malloc(sizeof(*s));
-	if (!s)
-		return;
-	for (;;) {
-		int more = !bpf_map_get_next_key(fd, &k, &next);
-
-		if (!named(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s)) {
-			remember_name(c, (int)k.tgid, 0, s->id.process, false);
-			remember_name(c, (int)k.tgid, (int)k.tid, s->id.comm, s->id.vcpu_id < 0);
-		}
-		/* The /proc map is only needed where BPF could not name the vCPU. */
-		if ((int)k.tgid != last_tgid && needs_proc_map(c, (int)k.tgid) &&
-		    kill((pid_t)k.tgid, 0) == 0) {
-			vcpu_map_scan(&c->vcpus, "/proc", (int)k.tgid);
-			last_tgid = (int)k.tgid;
-		}
-		if (!more)
-			break;
-		k = next;
+	ring_buffer__consume(c->rb);
+	if (lost != c->announce_lost) {
+		c->announce_lost = lost;
+		scan_threads(c);
 	}
-	free(s);
+	/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
+	for (size_t i = 0; i < c->n_names; i++) {
+		struct thread_name *n = &c->names[i];
+
+		if (n->tid || !n->needs_proc || n->gone)
+			continue;
+		if (kill((pid_t)n->tgid, 0) && errno == ESRCH)
+			n->gone = true;
+		else
+			vcpu_map_scan(&c->vcpus, "/proc", n->tgid);
+	}
+}
+
+size_t collector_take_new(struct collector *c, const int **pids)
+{
+	size_t n = c->n_new_procs;
+
+	*pids = c->new_procs;
+	c->n_new_procs = 0;
+	return n;
 }
 
 struct vcpu_row *collector_place(struct collector *c, struct model *m, int tgid, int tid,
@@ -438,6 +532,9 @@ struct vcpu_row *collector_place(struct collector *c, struct model *m, int tgid,
 		vcpu = vcpu_id;
 	else
 		vcpu = vcpu_map_lookup(&c->vcpus, tgid, tid);
+	/* /proc was not read in time (the VM was too short): the name BPF captured */
+	if (vcpu < 0)
+		vcpu = vcpu_from_thread_name(comm);
 	row = model_row(vm, vcpu, tid);
 	if (row && !row->comm[0])
 		snprintf(row->comm, sizeof(row->comm), "%.15s", comm);
@@ -486,7 +583,7 @@ int collector_read(struct collector *c, struct model *m, bool final)
 	for (;;) {
 		int more = !bpf_map_get_next_key(fd, &k, &next);
 
-		if (!bpf_map_lookup_elem(fd, &k, s) && !s->id.excluded)
+		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready && !s->id.excluded)
 			add_thread(c, m, &k, s, final);
 		if (!more)
 			break;
@@ -541,6 +638,9 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 
 void collector_close(struct collector *c)
 {
+	ring_buffer__free(c->rb);
+	tdestroy(c->name_index, free);
+	free(c->new_procs);
 	detach_all(c);
 	faults_bpf__destroy(c->skel);
 	ret_pf_free(&c->ret_pf);

@@ -52,6 +52,9 @@ struct collector_opts {
 	enum attribution attribution;
 	bool filter_pids;
 	bool walk_hist; /* attach kvm_mmu_paging_element for walk_ns */
+	/* with filter_pids, the processes traced from the start (in the filter before attach) */
+	const int *pids;
+	size_t n_pids;
 };
 
 struct faults_bpf;
@@ -60,9 +63,12 @@ struct faults_bpf;
 struct thread_name {
 	int tgid, tid;
 	char comm[16];
-	bool vcpu_unknown; /* BPF could not tell the thread's vCPU: /proc must */
+	bool vcpu_unknown; /* thread: BPF could not tell its vCPU */
+	bool needs_proc;   /* process: some thread's vCPU must come from /proc */
+	bool gone;	   /* process: exited (no more /proc scans) */
 };
 struct bpf_link;
+struct ring_buffer;
 
 struct collector {
 	struct collector_opts opts;
@@ -77,17 +83,31 @@ struct collector {
 	struct vcpu_map vcpus;
 	struct thread_name *names; /* (tgid, tid) -> comm, tid 0 for the process */
 	size_t n_names;
+	void *name_index;	/* tsearch tree over names[], by (tgid, tid) */
+	struct ring_buffer *rb; /* new threads (and the timeline, added by mmu_extras) */
+	__u64 announce_lost;	/* new-thread announcements lost, as last seen */
+	int *new_procs;		/* processes first seen since collector_take_new() */
+	size_t n_new_procs;
 };
 
 /* Decodes RET_PF_* (BTF, then tracefs), then chooses, loads and attaches. */
 int collector_open(struct collector *c, const struct collector_opts *opts);
+/* Adds PID to the BPF pid filter; its threads must not have run yet (see opts.pids). */
 int collector_trace_pid(struct collector *c, int pid);
 /*
- * Notes the names of threads seen so far and refreshes the /proc vCPU map,
- * while they still exist: a VM that has exited by the final report is then
- * still named and attributed. Cheap; call every tick.
+ * Waits up to TIMEOUT_MS for BPF to announce new threads (and timeline
+ * events), and names each one at once, reading /proc for its vCPU while it
+ * is alive: a short VM is then named and attributed however fast it ends.
+ * Returns the number of records handled, or a negative errno.
+ */
+int collector_poll(struct collector *c, int timeout_ms);
+/*
+ * Handles what BPF announced, rescans the maps when announcements were lost,
+ * and refreshes the /proc vCPU map of live VMs that need it. Call every tick.
  */
 void collector_tick(struct collector *c);
+/* Processes first seen since the last call: *PIDS stays valid until the next poll or tick. */
+size_t collector_take_new(struct collector *c, const int **pids);
 /*
  * Reads every thread's figures into M (which must be empty). FINAL resolves
  * faults still waiting for an SPTE as spurious: at the end nothing follows them.

@@ -145,6 +145,9 @@ static int open_lock(struct mmu_extras *x, struct collector *c)
 		err = bpf_map__reuse_fd(x->lock->maps.thread_stats,
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
+		err = bpf_map__reuse_fd(x->lock->maps.new_threads,
+					bpf_map__fd(c->skel->maps.new_threads));
+	if (!err)
 		err = mmu_lock_bpf__load(x->lock);
 	if (err) {
 		snprintf(p->why, sizeof(p->why), "load failed: %s", strerror(-err));
@@ -222,6 +225,9 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 		err = bpf_map__reuse_fd(x->events->maps.thread_stats,
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
+		err = bpf_map__reuse_fd(x->events->maps.new_threads,
+					bpf_map__fd(c->skel->maps.new_threads));
+	if (!err)
 		err = mmu_events_bpf__load(x->events);
 	if (err) {
 		for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
@@ -241,8 +247,9 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 		attach_tp(x, x->events->obj, tps[i]);
 	if (ioctls->kind != ATTACH_NONE)
 		attach_chosen(x, x->events->obj, ioctls, ioctl_progs, 2);
-	x->rb = ring_buffer__new(bpf_map__fd(x->events->maps.events), on_event, x, NULL);
-	return x->rb ? 0 : -errno;
+	/* one ring-buffer set, one poll: the collector's wakes up for the timeline too */
+	x->rb = c->rb;
+	return ring_buffer__add(c->rb, bpf_map__fd(x->events->maps.events), on_event, x);
 }
 
 int mmu_extras_open(struct mmu_extras *x, struct collector *c, bool lock, bool events)
@@ -277,7 +284,7 @@ static int read_lock(struct mmu_extras *x, struct collector *c, struct model *m)
 		struct vcpu_row *row;
 
 		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (bpf_map_lookup_elem(fd, &k, s) || s->id.excluded)
+		if (bpf_map_lookup_elem(fd, &k, s) || !s->id.ready || s->id.excluded)
 			continue;
 		row = collector_place(c, m, (int)k.tgid, (int)k.tid, s->id.vcpu_id, s->id.comm,
 				      s->id.process, &vm);
@@ -309,7 +316,7 @@ static int read_events(struct mmu_extras *x, struct collector *c, struct model *
 		struct vcpu_row *row;
 
 		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (bpf_map_lookup_elem(fd, &k, &s) || s.id.excluded)
+		if (bpf_map_lookup_elem(fd, &k, &s) || !s.id.ready || s.id.excluded)
 			continue;
 		row = collector_place(c, m, (int)k.tgid, (int)k.tid, s.id.vcpu_id, s.id.comm,
 				      s.id.process, &vm);
@@ -347,7 +354,6 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
 
 void mmu_extras_close(struct mmu_extras *x)
 {
-	ring_buffer__free(x->rb);
 	while (x->n_links)
 		bpf_link__destroy(x->links[--x->n_links]);
 	mmu_lock_bpf__destroy(x->lock);

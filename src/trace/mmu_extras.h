@@ -32,7 +32,7 @@ struct timeline_event {
 struct mmu_extras {
 	struct mmu_lock_bpf *lock;
 	struct mmu_events_bpf *events;
-	struct ring_buffer *rb;
+	struct ring_buffer *rb; /* the collector's ring-buffer set, not ours to free */
 	struct bpf_link *links[EXTRAS_MAX_LINKS];
 	size_t n_links;
 	struct probe_status probes[EXTRAS_MAX_PROBES];

@@ -75,6 +75,42 @@ static int syscall_vcpu(const char *proc_root, int pid, int tid)
 	return fd_vcpu(proc_root, pid, (long)fd);
 }
 
+/* PREFIX, decimal digits, SUFFIX, and nothing else: the digits' value, or -1. */
+static int id_between(const char *comm, const char *prefix, const char *suffix)
+{
+	size_t plen = strlen(prefix), digits;
+	long id;
+
+	if (strncmp(comm, prefix, plen))
+		return -1;
+	comm += plen;
+	digits = strspn(comm, "0123456789");
+	if (!digits || digits > 6 || strcmp(comm + digits, suffix))
+		return -1;
+	id = strtol(comm, NULL, 10);
+	return (int)id;
+}
+
+int vcpu_from_thread_name(const char *comm)
+{
+	static const struct {
+		const char *prefix, *suffix;
+	} names[] = {
+		{"CPU ", "/KVM"}, /* QEMU */
+		{"fc_vcpu ", ""}, /* Firecracker */
+		{"vcpu", ""},	  /* cloud-hypervisor */
+		{"crosvm_vcpu", ""},
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int id = id_between(comm, names[i].prefix, names[i].suffix);
+
+		if (id >= 0)
+			return id;
+	}
+	return -1;
+}
+
 static void record(struct vcpu_map *m, int pid, int tid, int vcpu, enum vcpu_source source)
 {
 	struct vcpu_map_entry *e;
@@ -125,7 +161,8 @@ int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid)
 			record(m, pid, tid, vcpu, VCPU_FROM_SYSCALL);
 			continue;
 		}
-		if (sscanf(comm, "CPU %d/KVM", &vcpu) == 1 && vcpu >= 0)
+		vcpu = vcpu_from_thread_name(comm);
+		if (vcpu >= 0)
 			record(m, pid, tid, vcpu, VCPU_FROM_COMM);
 	}
 	closedir(d);

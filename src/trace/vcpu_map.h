@@ -4,7 +4,7 @@
  * cannot read kvm_running_vcpu. Any VMM: a thread blocked in
  * ioctl(fd, KVM_RUN) whose fd is anon_inode:kvm-vcpu:N runs vCPU N. A busy
  * vCPU is never blocked, so the map is refreshed often and remembers what
- * it has seen; QEMU-style "CPU N/KVM" names are the last resort.
+ * it has seen; the VMMs' vCPU thread names are the last resort.
  */
 #ifndef KVMMMU_VCPU_MAP_H
 #define KVMMMU_VCPU_MAP_H
@@ -13,7 +13,7 @@
 
 enum vcpu_source {
 	VCPU_FROM_SYSCALL, /* blocked in KVM_RUN on a kvm-vcpu fd */
-	VCPU_FROM_COMM,	   /* QEMU's "CPU N/KVM" thread name */
+	VCPU_FROM_COMM,	   /* the VMM's thread name (vcpu_from_thread_name) */
 };
 
 struct vcpu_map_entry {
@@ -26,6 +26,11 @@ struct vcpu_map {
 	size_t n;
 };
 
+/*
+ * The vCPU id a VMM's thread name gives: QEMU "CPU N/KVM", Firecracker
+ * "fc_vcpu N", cloud-hypervisor "vcpuN", crosvm "crosvm_vcpuN"; else -1.
+ */
+int vcpu_from_thread_name(const char *comm);
 /* Scans PID's threads under PROC_ROOT and records what it finds; keeps earlier findings. */
 int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid);
 /* vCPU id of TID in PID, or -1. */

@@ -73,6 +73,12 @@ static void seconds(void **state)
 	assert_int_equal(parse_seconds("1s", &s), -EINVAL);
 	assert_int_equal(parse_seconds("nan", &s), -EINVAL);
 	assert_int_equal(parse_seconds("-1", &s), -EINVAL);
+	/* bounded both ways: 1e300 once made a window that compared nothing */
+	assert_int_equal(parse_seconds("1e300", &s), -ERANGE);
+	assert_int_equal(parse_seconds("31622401", &s), -ERANGE);
+	assert_int_equal(parse_seconds("31622400", &s), 0);
+	assert_int_equal(parse_seconds("0.0009", &s), -ERANGE);
+	assert_int_equal(parse_seconds("0.001", &s), 0);
 }
 
 int main(void)

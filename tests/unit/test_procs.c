@@ -154,12 +154,55 @@ static void maps_threads_to_vcpus(void **state)
 	vcpu_map_free(&m);
 }
 
+/* Real VMMs' vCPU thread names, and names that only look like them. */
+static void vcpu_ids_from_thread_names(void **state)
+{
+	static const struct {
+		const char *comm;
+		int vcpu;
+	} cases[] = {
+		{"CPU 0/KVM", 0},
+		{"CPU 63/KVM", 63}, /* QEMU */
+		{"fc_vcpu 0", 0},
+		{"fc_vcpu 17", 17}, /* Firecracker */
+		{"vcpu0", 0},
+		{"vcpu12", 12}, /* cloud-hypervisor */
+		{"crosvm_vcpu3", 3},
+		{"crosvm_vcpu0", 0}, /* crosvm */
+		{"CPU 0/KVMx", -1},
+		{"CPU /KVM", -1},
+		{"CPU -1/KVM", -1},
+		{"CPU +1/KVM", -1},
+		{"cpu 0/kvm", -1},
+		{"fc_vcpu", -1},
+		{"fc_vcpu 1a", -1},
+		{"fc_vcpu  1", -1},
+		{"vcpu 1", -1},
+		{"vcpu-1", -1},
+		{"vcpu", -1},
+		{"vcpu1x", -1},
+		{"qemu-system-x86", -1},
+		{"kvm-nx-lpage-re", -1},
+		{"", -1},
+		{"vcpu9999999", -1}, /* not a plausible id */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int got = vcpu_from_thread_name(cases[i].comm);
+
+		if (got != cases[i].vcpu)
+			fail_msg("'%s': vCPU %d, want %d", cases[i].comm, got, cases[i].vcpu);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(spec_matches_like_pgrep),
 		cmocka_unit_test(finds_processes),
 		cmocka_unit_test(maps_threads_to_vcpus),
+		cmocka_unit_test(vcpu_ids_from_thread_names),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
