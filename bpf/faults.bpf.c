@@ -22,7 +22,6 @@
 #include "kvmmmu_maps.bpf.h"
 
 /* Set by user space from the running kernel's BTF (RET_PF_* enum). */
-const volatile int ret_pf_invalid = -1;
 const volatile int ret_pf_fixed = -1;
 const volatile int ret_pf_spurious = -1;
 const volatile int ret_pf_emulate = -1;
@@ -194,7 +193,8 @@ TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(), int as_id, gfn_t gfn, i
 
 /*
  * fast_page_fault() returns RET_PF_INVALID ("take the slow path"), FIXED or
- * SPURIOUS; only the last two end the fault (counted in pf_fast).
+ * SPURIOUS; only the last two end the fault (counted in pf_fast). Test for
+ * those two: they are known wherever the values come from.
  */
 static __always_inline int on_fast_page_fault(int ret)
 {
@@ -204,7 +204,7 @@ static __always_inline int on_fast_page_fault(int ret)
 	if (!s)
 		return 0;
 	s->counters[KVMMMU_FAST_PF_CALLS]++;
-	if (ret == ret_pf_invalid)
+	if (ret != ret_pf_fixed && ret != ret_pf_spurious)
 		return 0;
 	now = bpf_ktime_get_ns();
 	s->counters[KVMMMU_PATH_FAST]++;

@@ -26,14 +26,6 @@ static const char *const hist_words[KVMMMU_N_HISTS] = {
 	[KVMMMU_HIST_MEMSLOT] = "memslot", [KVMMMU_HIST_WALK_TO_SPTE] = "walk-to-spte",
 };
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
-{
-	(void)level;
-	if (!log_verbose)
-		return 0; /* the collector explains failures itself, in one line */
-	return vfprintf(stderr, fmt, args);
-}
-
 static bool attached(const struct collector *c, const char *name)
 {
 	const struct probe_status *p = collector_probe(c, name);
@@ -128,7 +120,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
 	check_parse_args(argc, argv, &env);
 	log_verbose = env.verbose;
-	libbpf_set_print(libbpf_print);
+	/* probing is its job: what fails is in its report; libbpf's words with -v */
+	log_libbpf_quiet = true;
+	libbpf_set_print(log_libbpf);
 	if (geteuid() != 0) {
 		elog("must run as root: it loads BPF programs, reads tracefs and opens /dev/kvm");
 		return 1;

@@ -11,11 +11,13 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -25,7 +27,8 @@
 #include "vm_stats.h"
 
 static volatile sig_atomic_t interrupted;
-static int stopped_pid; /* to resume on any way out */
+static int stopped_pid;	     /* to resume on any way out */
+static int watchdog_fd = -1; /* our end of the watchdog's pipe */
 
 static void on_signal(int sig)
 {
@@ -61,6 +64,59 @@ static bool all_stopped(int pid)
 	}
 	closedir(d);
 	return all;
+}
+
+/*
+ * A helper process that resumes the VM if we die without saying goodbye,
+ * even by SIGKILL: it waits on a pipe whose write end only we hold, and EOF
+ * without a final byte means we are gone. A stopped VMM is never left behind.
+ */
+static int watchdog_start(int vm_pid)
+{
+	int p[2];
+	pid_t w;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	w = fork();
+	if (w < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (!w) {
+		char bye = 0;
+		ssize_t n;
+
+		/* a Ctrl-C meant for us reaches our whole process group: outlive it */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		close(p[1]);
+		do
+			n = read(p[0], &bye, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1 || bye != 'x')
+			kill(vm_pid, SIGCONT);
+		_exit(0);
+	}
+	close(p[0]);
+	watchdog_fd = p[1];
+	return 0;
+}
+
+/* We are done and the VM runs: the watchdog leaves without touching it. */
+static void watchdog_stop(void)
+{
+	if (watchdog_fd < 0)
+		return;
+	if (write(watchdog_fd, "x", 1) != 1)
+		elog("--validate: watchdog: %s", strerror(errno));
+	close(watchdog_fd);
+	watchdog_fd = -1;
+	while (wait(NULL) < 0 && errno == EINTR)
+		;
 }
 
 static int pause_vm(int pid)
@@ -106,6 +162,10 @@ static int find_one(const char *spec_text, int *pid)
 	struct proc_spec spec;
 	int pids[64], n;
 
+	if (!*spec_text) {
+		elog("--validate '': an empty name would match every process");
+		return -EINVAL;
+	}
 	if (proc_spec_init(&spec, spec_text)) {
 		proc_spec_free(&spec);
 		elog("--validate '%s': not a PID nor a valid name pattern", spec_text);
@@ -215,6 +275,16 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGQUIT, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	err = watchdog_start(pid);
+	if (err) {
+		elog("--validate: cannot start the watchdog that resumes the VM: %s",
+		     strerror(-err));
+		vm_stats_close(&kvm);
+		return 1;
+	}
 	printf("Validating kvmmmu against KVM's counters for pid %d over %.3g s "
 	       "(the VM is paused twice, a few ms each, for exact snapshots)\n",
 	       pid, env->validate_secs);
@@ -226,6 +296,7 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	if (!err && !interrupted)
 		err = snapshot(st, &kvm, &after, pid, false);
 	resume_vm();
+	watchdog_stop();
 	if (interrupted) {
 		elog("--validate: interrupted");
 		err = -EINTR;

@@ -86,6 +86,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'p':
 		if (env->n_specs == MAX_SPECS)
 			usage_error(state, "too many -p options (at most %d)", MAX_SPECS);
+		if (!*arg)
+			usage_error(state, "-p '': an empty name would match every process");
 		err = proc_spec_init(&env->specs[env->n_specs], arg);
 		if (err)
 			usage_error(state, "-p '%s': not a PID nor a valid name pattern", arg);

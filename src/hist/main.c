@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <bpf/libbpf.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,10 +36,14 @@ bool log_verbose;
 #define MAX_TRACED 1024
 #define MAX_KVM_STATS 64 /* VMs whose KVM counters are shown */
 
+#define CHILD_TERM_SECS 5 /* a command that outlives SIGTERM by this much is killed */
+
 static volatile sig_atomic_t exiting;
+static volatile pid_t child_pid; /* for the signal handler: the command run under us */
 
 struct hist_run {
 	struct hist_env env;
+	FILE *out; /* the text report: stdout, or stderr when the CSV goes to stdout */
 	struct collector c;
 	struct mmu_extras extras;
 	struct render_opts ro;
@@ -46,6 +52,7 @@ struct hist_run {
 	int traced[MAX_TRACED];
 	size_t n_traced;
 	pid_t child;
+	pid_t parent; /* our pid, for the child to check that we still live */
 	int child_status;
 	int release_fd; /* the child execs once we write to it */
 	struct vm_stats kvm[MAX_KVM_STATS];
@@ -54,19 +61,38 @@ struct hist_run {
 	int kvm_err;			/* why KVM's counters cannot be read, reported once */
 };
 
+/*
+ * The first SIGINT, SIGTERM or SIGHUP ends tracing and prints the summary. A
+ * second one means "now": the command is killed and we leave at once (the
+ * kernel detaches BPF programs as their links' fds close with us).
+ */
 static void on_signal(int sig)
 {
-	(void)sig;
-	exiting = 1;
+	static const char msg[] = "kvmmmu-hist: second signal: exiting now, summary lost\n";
+
+	if (!exiting) {
+		exiting = sig;
+		return;
+	}
+	if (child_pid > 0)
+		kill(child_pid, SIGKILL);
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing left to tell it with */
+	}
+	_exit(128 + sig);
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+/* No SA_RESTART: a write into a pipe nobody reads must return to us on a signal. */
+static void handle_signals(void)
 {
-	if (level == LIBBPF_DEBUG && !log_verbose)
-		return 0;
-	if (!log_verbose)
-		return 0; /* the collector explains failures itself, in one line */
-	return vfprintf(stderr, fmt, args);
+	struct sigaction sa = {.sa_handler = on_signal};
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	/* output into a closed pipe (| head) is an EPIPE error, not a silent death */
+	signal(SIGPIPE, SIG_IGN);
 }
 
 static bool is_traced(const struct hist_run *r, int pid)
@@ -221,13 +247,21 @@ static int start_command(struct hist_run *r)
 
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
+	r->parent = getpid();
 	r->child = fork();
 	if (r->child < 0)
 		return -errno;
 	if (!r->child) {
 		char go;
 
+		/* never orphaned: if we die, even by SIGKILL, the command gets SIGTERM */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != r->parent)
+			_exit(127);
 		close(p[1]);
+		/* with --csv -, stdout is the CSV's alone: the command's output joins our report */
+		if (r->out == stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
 		if (read(p[0], &go, 1) != 1)
 			_exit(127);
 		execvp(r->env.command[0], r->env.command);
@@ -237,6 +271,7 @@ static int start_command(struct hist_run *r)
 	}
 	close(p[0]);
 	r->release_fd = p[1];
+	child_pid = r->child;
 	return trace_pid(r, r->child);
 }
 
@@ -256,19 +291,42 @@ static bool command_done(struct hist_run *r)
 		return false;
 	if (waitpid(r->child, &r->child_status, WNOHANG) == r->child) {
 		r->child = 0;
+		child_pid = 0;
 		return true;
 	}
 	return false;
 }
 
-static void print_timestamp(void)
+/* Ctrl-C or -d ended tracing first: stop the command as perf stat does, and make sure. */
+static void stop_command(struct hist_run *r)
+{
+	struct timespec step = {0, 10000000};
+
+	if (r->child <= 0)
+		return;
+	kill(r->child, SIGTERM);
+	for (int i = 0; i < CHILD_TERM_SECS * 100; i++) {
+		if (waitpid(r->child, &r->child_status, WNOHANG) == r->child)
+			goto reaped;
+		nanosleep(&step, NULL);
+	}
+	elog("'%s' (pid %d) ignored SIGTERM for %d s: killed", r->env.command[0], r->child,
+	     CHILD_TERM_SECS);
+	kill(r->child, SIGKILL);
+	waitpid(r->child, &r->child_status, 0);
+reaped:
+	r->child = 0;
+	child_pid = 0;
+}
+
+static void print_timestamp(FILE *out)
 {
 	char buf[16];
 	time_t t = time(NULL);
 	struct tm tm;
 
 	strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&t, &tm));
-	printf("\n%-8s\n", buf);
+	fprintf(out, "\n%-8s\n", buf);
 }
 
 /* Prints and exports one report: DELTA for text, TOTAL for CSV (cumulative, like counters). */
@@ -296,14 +354,18 @@ static int report(struct hist_run *r, struct model *prev, bool final)
 			goto out;
 	}
 	if (r->env.timestamp)
-		print_timestamp();
+		print_timestamp(r->out);
 	r->ro.hide_idle = !final;
-	render_text(stdout, final || !prev ? &total : &delta, &r->ro);
-	fflush(stdout);
+	render_text(r->out, final || !prev ? &total : &delta, &r->ro);
+	if (fflush(r->out) && errno == EPIPE)
+		exiting = SIGPIPE; /* nobody reads the report: end, but finish the CSV */
 	if (r->csv_open) {
+		/* each report reaches the file whole, in one write */
 		err = render_csv(&r->csv, &total, &r->ro, sysinfo_now());
+		if (!err)
+			err = csv_writer_flush(&r->csv);
 		if (err)
-			elog("cannot write the CSV file: %s", strerror(-err));
+			elog("cannot write '%s': %s", r->env.csv_path, strerror(-err));
 	}
 	if (prev) {
 		model_free(prev);
@@ -339,10 +401,20 @@ static int check_vcpu(struct hist_run *r, const struct model *final)
  * at once, while it runs: its KVM stats fds are taken then (a duplicate keeps
  * its final counters readable after it exits), however short it is.
  */
+/* Whether the reader of OUT has gone (| head -1): a pipe's write end then polls POLLERR. */
+static bool output_closed(FILE *out)
+{
+	struct pollfd p = {.fd = fileno(out), .events = 0};
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLERR);
+}
+
 static void wait_tick(struct hist_run *r)
 {
 	const int *pids;
 
+	if (output_closed(r->out))
+		exiting = SIGPIPE;
 	collector_poll(&r->c, TICK_MS);
 	collector_tick(&r->c);
 	if (collector_take_new(&r->c, &pids))
@@ -380,6 +452,75 @@ static int run(struct hist_run *r)
 	return err;
 }
 
+/* -p SPEC must name a running VM: a process with a KVM VM open. */
+static int check_spec(const struct proc_spec *spec)
+{
+	int pids[MAX_TRACED], n = procs_find("/proc", spec, 1, getpid(), pids, MAX_TRACED);
+	char comm[64];
+
+	if (n <= 0) {
+		elog("no process %s '%s' (use --wait to wait for it)",
+		     spec->pid ? "with PID" : "matches", spec->text);
+		return -ESRCH;
+	}
+	for (int i = 0; i < n; i++)
+		if (proc_is_vmm("/proc", pids[i]))
+			return 0;
+	if (spec->pid) {
+		proc_comm("/proc", spec->pid, 0, comm, sizeof(comm));
+		elog("process %d (%s) is not a VM: it has no KVM VM open", spec->pid, comm);
+	} else {
+		elog("'%s' matches %d process%s, none of them a VM (no KVM VM open; --wait to "
+		     "wait for one)",
+		     spec->text, n, n == 1 ? "" : "es");
+	}
+	return -ENOENT;
+}
+
+/* Whether execvp() would find CMD (errno says why not). */
+static bool command_exists(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char full[4096];
+
+	if (strchr(cmd, '/'))
+		return !access(cmd, X_OK);
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t len = strcspn(p, ":");
+
+		snprintf(full, sizeof(full), "%.*s/%s", (int)len, len ? p : ".", cmd);
+		if (!access(full, X_OK))
+			return true;
+		p += len + (p[len] == ':');
+	}
+	errno = ENOENT;
+	return false;
+}
+
+/* --vcpu N names a vCPU (a kvm-vcpu fd) of some VM that -p (or, without -p, anything) selects. */
+static bool vcpu_exists(const struct hist_run *r)
+{
+	static int pids[MAX_TRACED];
+	int n = 0;
+
+	for (int i = 0; i < r->env.n_specs; i++) {
+		int found = procs_find("/proc", &r->env.specs[i], 1, getpid(), pids + n,
+				       MAX_TRACED - (size_t)n);
+
+		n += found > 0 ? found : 0;
+	}
+	if (!r->env.n_specs)
+		return true; /* any VM, now or later: checked at the end */
+	for (int i = 0; i < n; i++) {
+		int ids[512], k = vcpu_fds("/proc", pids[i], ids, 512);
+
+		for (int j = 0; j < k; j++)
+			if (ids[j] == r->env.vcpu)
+				return true;
+	}
+	return false;
+}
+
 static int setup(struct hist_run *r)
 {
 	struct collector_opts copts = {
@@ -392,13 +533,17 @@ static int setup(struct hist_run *r)
 	size_t n_pids = 0;
 
 	for (int i = 0; i < r->env.n_specs && !r->env.wait; i++) {
-		int pid;
-
-		if (procs_find("/proc", &r->env.specs[i], 1, getpid(), &pid, 1) <= 0) {
-			elog("no process %s '%s' (use --wait to wait for it)",
-			     r->env.specs[i].pid ? "with PID" : "matches", r->env.specs[i].text);
-			return -ESRCH;
-		}
+		err = check_spec(&r->env.specs[i]);
+		if (err)
+			return err;
+	}
+	if (r->env.command && !command_exists(r->env.command[0])) {
+		elog("cannot run '%s': %s", r->env.command[0], strerror(errno));
+		return -errno;
+	}
+	if (r->env.vcpu >= 0 && !r->env.command && !r->env.wait && !vcpu_exists(r)) {
+		elog("vCPU %d does not exist in the traced VMs", r->env.vcpu);
+		return -ENOENT;
 	}
 	if (r->env.csv_path) {
 		const struct csv_meta meta = {.tool = "kvmmmu-hist",
@@ -436,10 +581,6 @@ static int setup(struct hist_run *r)
 	find_targets(r);
 	/* baselines of VMs already running, taken as close to the attach as we can */
 	kvm_stats_tick(r);
-	if (r->env.vcpu >= 0 && r->n_traced && !r->env.command && check_vcpu(r, NULL)) {
-		elog("vCPU %d does not exist in the traced VMs", r->env.vcpu);
-		return -ENOENT;
-	}
 	return 0;
 }
 
@@ -451,8 +592,11 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
 	hist_parse_args(argc, argv, &r.env);
+	/* stdout carries nothing but CSV with --csv - */
+	r.out = r.env.csv_path && !strcmp(r.env.csv_path, "-") ? stderr : stdout;
+	handle_signals();
 	log_verbose = r.env.verbose;
-	libbpf_set_print(libbpf_print);
+	libbpf_set_print(log_libbpf);
 	r.ro = (struct render_opts){
 		.per_vcpu = r.env.per_vcpu,
 		.only_vcpu = r.env.vcpu,
@@ -468,26 +612,21 @@ int main(int argc, char **argv)
 	err = setup(&r);
 	if (err)
 		goto cleanup;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	printf("Tracing KVM MMU faults");
+	fprintf(r.out, "Tracing KVM MMU faults");
 	if (r.env.command)
-		printf(" of '%s'", r.env.command[0]);
+		fprintf(r.out, " of '%s'", r.env.command[0]);
 	else if (r.env.n_specs)
-		printf(" of the processes -p selects");
-	printf("... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
-	render_probe_header(stdout, &r.ro);
+		fprintf(r.out, " of the processes -p selects");
+	fprintf(r.out, "... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
+	render_probe_header(r.out, &r.ro);
+	if (fflush(r.out) && errno == EPIPE)
+		exiting = SIGPIPE; /* | head -1: nobody wants more */
 	release_command(&r);
 
 	err = run(&r);
-	if (r.child > 0) {
-		/* Ctrl-C or -d ended tracing first: stop the command as perf stat does. */
-		kill(r.child, SIGTERM);
-		waitpid(r.child, &r.child_status, 0);
-		r.child = 0;
-	}
+	stop_command(&r);
 	if (!err) {
-		printf("\n%s\n", r.env.interval ? "Summary (whole run):" : "Summary:");
+		fprintf(r.out, "\n%s\n", r.env.interval ? "Summary (whole run):" : "Summary:");
 		err = report(&r, NULL, true);
 	}
 	if (!err && r.env.vcpu >= 0) {

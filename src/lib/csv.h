@@ -36,16 +36,30 @@ struct csv_row {
 	double f64;
 };
 
+/*
+ * Rows collect in memory and reach the file a batch at a time, in one
+ * write(2) each (csv_writer_flush): a tracer killed at any moment leaves
+ * whole rows and whole reports, never half a row.
+ */
 struct csv_writer {
-	FILE *f;
-	bool owns_file;
+	FILE *f;    /* the batch being written (a memory stream) */
+	char *buf;  /* its buffer */
+	size_t len; /* its length, as of the last fflush */
+	int fd;	    /* where batches go */
+	bool owns_fd;
 };
 
-/* Opens PATH ("-" is stdout) and writes the magic line, metadata and header. */
+/*
+ * Opens PATH ("-" is stdout) and writes the magic line, metadata and header
+ * through to it at once: a path that opens but refuses writes (a full disk,
+ * /dev/full) is found now, not after a run.
+ */
 int csv_writer_open(struct csv_writer *w, const char *path, const struct csv_meta *meta);
-/* Same, on an already open stream (used by tests and by in-memory writers). */
-int csv_writer_start(struct csv_writer *w, FILE *f, const struct csv_meta *meta);
+/* Same, onto an open descriptor that stays the caller's (used by tests). */
+int csv_writer_start(struct csv_writer *w, int fd, const struct csv_meta *meta);
 int csv_write_row(struct csv_writer *w, const struct csv_row *row);
+/* Writes the rows so far in one go; -errno (-ENOSPC, -EPIPE, ...) if they could not be. */
+int csv_writer_flush(struct csv_writer *w);
 /* Flushes and closes; returns -errno if anything written was lost. */
 int csv_writer_close(struct csv_writer *w);
 
@@ -67,8 +81,11 @@ struct csv_record {
 	char *source;
 	char *metric;
 	char *le; /* NULL when empty */
-	double value;
-	long line; /* line number in the file, for messages */
+	/* integers (counters, bucket counts) exactly as written, up to 2^64 - 1 */
+	enum csv_value_kind kind;
+	uint64_t u64;
+	double value; /* the value as a double, for either kind */
+	long line;    /* line number in the file, for messages */
 };
 
 struct csv_table {

@@ -153,6 +153,24 @@ static bool parse_number(const char *s, double *out)
 	return !errno && !*end && isfinite(*out);
 }
 
+/* VALUE: a decimal integer is read as one (a double is exact only to 2^53), else a number. */
+static int parse_value(const char *s, struct csv_record *r)
+{
+	if (*s && s[strspn(s, "0123456789")] == '\0') {
+		errno = 0;
+		r->u64 = strtoull(s, NULL, 10);
+		if (errno)
+			return -ERANGE;
+		r->kind = CSV_U64;
+		r->value = (double)r->u64;
+		return 0;
+	}
+	if (!parse_number(s, &r->value))
+		return -EINVAL;
+	r->kind = CSV_F64;
+	return 0;
+}
+
 static bool parse_int(const char *s, int *out)
 {
 	char *end;
@@ -186,8 +204,14 @@ static int check_record(struct cursor *c, char **f, struct csv_record *r)
 		return fail(c, "metric is empty");
 	if (*f[6] && strcmp(f[6], "+Inf") && !parse_number(f[6], &le))
 		return fail(c, "le '%s' is neither empty, a number nor +Inf", f[6]);
-	if (!parse_number(f[7], &r->value))
+	switch (parse_value(f[7], r)) {
+	case 0:
+		break;
+	case -ERANGE:
+		return fail(c, "value '%s' is beyond 2^64 - 1", f[7]);
+	default:
 		return fail(c, "value '%s' is not a number", f[7]);
+	}
 	r->comm = f[2];
 	r->source = f[4];
 	r->metric = f[5];

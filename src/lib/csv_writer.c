@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Writer for the kvmmmu CSV format v1 (docs/csv.md). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
@@ -35,12 +37,40 @@ static void write_meta(FILE *f, const char *key, const char *value)
 	fputc('\n', f);
 }
 
-int csv_writer_start(struct csv_writer *w, FILE *f, const struct csv_meta *meta)
+int csv_writer_flush(struct csv_writer *w)
+{
+	size_t done = 0;
+
+	if (!w->f)
+		return -EBADF;
+	if (fflush(w->f))
+		return -errno;
+	while (done < w->len) {
+		ssize_t n = write(w->fd, w->buf + done, w->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	rewind(w->f); /* the next batch overwrites this one */
+	w->len = 0;
+	return 0;
+}
+
+int csv_writer_start(struct csv_writer *w, int fd, const struct csv_meta *meta)
 {
 	char buf[256], host[256] = "unknown";
 	time_t now = time(NULL);
 	struct tm tm;
+	FILE *f;
 
+	memset(w, 0, sizeof(*w));
+	w->fd = fd;
+	f = open_memstream(&w->buf, &w->len);
+	if (!f)
+		return -errno;
 	w->f = f;
 	gethostname(host, sizeof(host) - 1);
 	fprintf(f, "%s\n", CSV_MAGIC);
@@ -54,23 +84,23 @@ int csv_writer_start(struct csv_writer *w, FILE *f, const struct csv_meta *meta)
 	write_meta(f, "label", meta ? meta->label : NULL);
 	write_meta(f, "command", meta ? meta->command_line : NULL);
 	fprintf(f, "%s\n", CSV_HEADER);
-	return ferror(f) ? -EIO : 0;
+	return csv_writer_flush(w);
 }
 
 int csv_writer_open(struct csv_writer *w, const char *path, const struct csv_meta *meta)
 {
-	FILE *f;
+	int fd = 1, err;
 
-	memset(w, 0, sizeof(*w));
-	if (!strcmp(path, "-")) {
-		f = stdout;
-	} else {
-		f = fopen(path, "w");
-		if (!f)
+	if (strcmp(path, "-")) {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
 			return -errno;
-		w->owns_file = true;
 	}
-	return csv_writer_start(w, f, meta);
+	err = csv_writer_start(w, fd, meta);
+	w->owns_fd = fd != 1;
+	if (err)
+		csv_writer_close(w);
+	return err;
 }
 
 int csv_write_row(struct csv_writer *w, const struct csv_row *r)
@@ -92,19 +122,20 @@ int csv_write_row(struct csv_writer *w, const struct csv_row *r)
 		fprintf(f, ",%" PRIu64 "\n", r->u64);
 	else
 		fprintf(f, ",%.9g\n", r->f64);
-	return ferror(f) ? -EIO : 0;
+	return ferror(f) ? -ENOMEM : 0;
 }
 
 int csv_writer_close(struct csv_writer *w)
 {
-	int err = 0;
+	int err;
 
 	if (!w->f)
 		return 0;
-	if (fflush(w->f) || ferror(w->f))
-		err = -EIO;
-	if (w->owns_file && fclose(w->f) && !err)
+	err = csv_writer_flush(w);
+	fclose(w->f);
+	free(w->buf);
+	if (w->owns_fd && close(w->fd) && !err)
 		err = -errno;
-	w->f = NULL;
+	memset(w, 0, sizeof(*w));
 	return err;
 }

@@ -3,6 +3,7 @@
 #define KVMMMU_LOG_H
 
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 /* Each command defines these in its main file (weak defaults in log.c). */
@@ -16,5 +17,13 @@ extern bool log_verbose;
 		if (log_verbose)                                                                   \
 			fprintf(stderr, fmt "\n", ##__VA_ARGS__);                                  \
 	} while (0)
+
+/*
+ * libbpf's messages: warnings (a verifier's refusal, a failed attach) always,
+ * unless LOG_LIBBPF_QUIET; info and debug with -v. For libbpf_set_print().
+ */
+enum libbpf_print_level;
+extern bool log_libbpf_quiet;
+int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list args);
 
 #endif

@@ -221,12 +221,8 @@ static int open_csv(struct csv_writer *w, const struct load_opts *o, int argc, c
 	int err = csv_writer_open(w, o->csv_path, &meta);
 
 	free((char *)meta.command_line);
-	/* Some paths open fine and refuse writes: find out now, not after the run. */
-	if (!err && fflush(w->f))
-		err = -errno;
-	if (err) {
+	if (err) { /* the preamble is written through: a full disk is found now */
 		elog("--csv: cannot write '%s': %s", o->csv_path, strerror(-err));
-		csv_writer_close(w);
 		return -1;
 	}
 	if (!strcmp(o->csv_path, "-"))

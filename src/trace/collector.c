@@ -224,7 +224,6 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC])
 	c->func_mode = outcome_funcs;
 	ro->func_mode = outcome_funcs;
 	ro->filter_pids = c->opts.filter_pids;
-	ro->ret_pf_invalid = ret_pf_value(&c->ret_pf, "invalid");
 	ro->ret_pf_fixed = ret_pf_value(&c->ret_pf, "fixed");
 	ro->ret_pf_spurious = ret_pf_value(&c->ret_pf, "spurious");
 	ro->ret_pf_emulate = ret_pf_value(&c->ret_pf, "emulate");
@@ -266,6 +265,27 @@ static void detach_all(struct collector *c)
 		bpf_link__destroy(c->links[--c->n_links]);
 }
 
+/*
+ * A forced --probe-mode fentry or kprobe is a promise of exact outcomes from
+ * the handlers: when one of them cannot be had that way, say why and stop,
+ * rather than fall back to tracepoints behind the user's back.
+ */
+static int check_forced_mode(struct collector *c, const enum attach_kind func_kind[N_FUNC])
+{
+	static const char *const mode_names[] = {"auto", "fentry", "kprobe", "tracepoint"};
+
+	if (c->opts.mode != PROBE_MODE_FENTRY && c->opts.mode != PROBE_MODE_KPROBE)
+		return 0;
+	for (size_t i = 0; i < N_FUNC; i++) {
+		if (!functions[i].defines_outcome || func_kind[i] != ATTACH_NONE)
+			continue;
+		elog("--probe-mode %s: %s cannot be probed: %s", mode_names[c->opts.mode],
+		     functions[i].func, c->probes[i].why[0] ? c->probes[i].why : "attach failed");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
 int collector_open(struct collector *c, const struct collector_opts *opts)
 {
 	enum attach_kind func_kind[N_FUNC];
@@ -288,6 +308,9 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	for (size_t i = 0; i < N_FUNC; i++)
 		func_kind[i] = collector_choose_function(c, functions[i].func, c->probes[i].why,
 							 sizeof(c->probes[i].why));
+	err = check_forced_mode(c, func_kind);
+	if (err)
+		return err;
 
 	/* An attach that fails after load changes what the programs must do: reload without it. */
 	for (attempt = 0; attempt < 1 + (int)N_FUNC; attempt++) {
@@ -335,6 +358,13 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		}
 		if (!retry)
 			return open_announcements(c);
+		err = check_forced_mode(c, func_kind);
+		if (err) {
+			detach_all(c);
+			faults_bpf__destroy(c->skel);
+			c->skel = NULL;
+			return err;
+		}
 		detach_all(c);
 		faults_bpf__destroy(c->skel);
 		c->skel = NULL;

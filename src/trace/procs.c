@@ -24,6 +24,8 @@ static bool all_digits(const char *s)
 int proc_spec_init(struct proc_spec *s, const char *text)
 {
 	memset(s, 0, sizeof(*s));
+	if (!*text)
+		return -EINVAL; /* an empty pattern would match every process */
 	s->text = strdup(text);
 	if (!s->text)
 		return -ENOMEM;

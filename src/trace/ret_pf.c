@@ -88,7 +88,13 @@ int ret_pf_from_format(struct ret_pf_table *t, const char *format_text)
 	fv = strtol(fixed + 12, &end, 10);
 	if (end == fixed + 12 || sv == fv)
 		return -ENOENT;
-	if (set_name(t, sv, "RET_PF_SPURIOUS") || set_name(t, fv, "RET_PF_FIXED")) {
+	/*
+	 * INVALID comes right before FIXED in every layout since FIXED exists
+	 * (5.10): fast_page_fault() returns it for "take the slow path". The
+	 * others moved between kernels and stay unknown.
+	 */
+	if (fv < 1 || set_name(t, sv, "RET_PF_SPURIOUS") || set_name(t, fv, "RET_PF_FIXED") ||
+	    set_name(t, fv - 1, "RET_PF_INVALID")) {
 		ret_pf_free(t);
 		return -ERANGE;
 	}

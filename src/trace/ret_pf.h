@@ -31,7 +31,8 @@ int ret_pf_from_btf(struct ret_pf_table *t, const struct btf *btf);
 /*
  * Parses a tracefs format of kvmmmu:fast_page_fault. With the enum-export fix
  * (5.15+) its print fmt reads "REC->ret == 6, REC->ret == 5" for SPURIOUS and
- * FIXED; without it, the literal enumerator names (-ENOENT).
+ * FIXED; without it, the literal enumerator names (-ENOENT). INVALID is
+ * FIXED - 1 in every layout; the other values are left unknown.
  */
 int ret_pf_from_format(struct ret_pf_table *t, const char *format_text);
 /* Whether the format text still shows the literal enum names (fix missing). */

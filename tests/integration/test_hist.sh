@@ -148,4 +148,22 @@ bad unwritable-csv 1 --csv /nonexistent/dir/x.csv -d 1
 bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
 bad bad-vcpu 2 --vcpu x
 bad nothing-after-dashes 2 --
+bad empty-name 2 -p ''
+bad not-a-vm 1 -p 1
+bad missing-command 1 -- /nonexistent/cmd
+bad full-csv 1 --csv /dev/full -d 1
+bad huge-duration 2 -d 1e300
+bad tiny-interval 2 0.00001
+if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+	# a forced mode that this kernel cannot give fails; it does not fall back
+	bad forced-kprobe 1 --probe-mode kprobe -d 1
+fi
+# a VM that exists, a vCPU that does not: said at once, not after -d 30
+cp "$LOAD" "$TMP/vmm-vcpu"
+"$TMP/vmm-vcpu" --vcpus 1 --mem 4M --duration 20 >/dev/null 2>&1 &
+vmm=$!
+for i in $(seq 50); do [ -n "$(ls -l /proc/$vmm/fd 2>/dev/null | grep kvm-vcpu)" ] && break; sleep 0.1; done
+bad missing-vcpu-of-name 1 -p vmm-vcpu --vcpu 7 -d 30
+kill $vmm
+wait $vmm 2>/dev/null
 exit 0

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "csv.h"
@@ -17,8 +18,9 @@ static char *write_sample(size_t *len)
 	const struct csv_meta meta = {
 		.tool = "test", .label = "tdp=N, run 1", .command_line = "a b"};
 	struct csv_writer w;
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
+	char *buf;
+	FILE *f = tmpfile();
+	long size;
 	struct csv_row row = {.ts = 1764484390.5,
 			      .pid = 42,
 			      .comm = "CPU 0/KVM",
@@ -29,8 +31,11 @@ static char *write_sample(size_t *len)
 			      .u64 = 18446744073709551615ULL};
 
 	assert_non_null(f);
-	assert_int_equal(csv_writer_start(&w, f, &meta), 0);
+	assert_int_equal(csv_writer_start(&w, fileno(f), &meta), 0);
+	size = lseek(fileno(f), 0, SEEK_CUR);
 	assert_int_equal(csv_write_row(&w, &row), 0);
+	/* rows reach the file a batch at a time, never one by one */
+	assert_int_equal(lseek(fileno(f), 0, SEEK_CUR), size);
 	row.comm = "odd \"name\", with comma";
 	row.vcpu = CSV_NO_VCPU;
 	row.source = "load";
@@ -45,8 +50,27 @@ static char *write_sample(size_t *len)
 	row.u64 = 7;
 	assert_int_equal(csv_write_row(&w, &row), 0);
 	assert_int_equal(csv_writer_close(&w), 0);
+	size = lseek(fileno(f), 0, SEEK_CUR);
+	buf = calloc(1, (size_t)size + 1);
+	assert_non_null(buf);
+	assert_int_equal(pread(fileno(f), buf, (size_t)size, 0), size);
+	*len = (size_t)size;
 	fclose(f);
 	return buf;
+}
+
+/* A path that opens but takes no bytes is refused at open, with the reason. */
+static void full_device_refused_at_open(void **state)
+{
+	struct csv_writer w;
+
+	(void)state;
+	if (access("/dev/full", W_OK)) {
+		printf("SKIP: no writable /dev/full\n");
+		skip();
+	}
+	assert_int_equal(csv_writer_open(&w, "/dev/full", NULL), -ENOSPC);
+	assert_int_equal(csv_writer_open(&w, "/nonexistent/dir/x.csv", NULL), -ENOENT);
 }
 
 static void round_trip(void **state)
@@ -72,10 +96,13 @@ static void round_trip(void **state)
 	assert_string_equal(t.rows[0].comm, "CPU 0/KVM");
 	assert_int_equal(t.rows[0].vcpu, 0);
 	assert_int_equal(t.rows[0].pid, 42);
-	assert_true(t.rows[0].value == 18446744073709551615.0);
+	/* counters are read as integers: 2^64 - 1 exactly, not the double 2^64 */
+	assert_int_equal(t.rows[0].kind, CSV_U64);
+	assert_true(t.rows[0].u64 == 18446744073709551615ULL);
 	assert_null(t.rows[0].le);
 	assert_string_equal(t.rows[1].comm, "odd \"name\", with comma");
 	assert_int_equal(t.rows[1].vcpu, CSV_NO_VCPU);
+	assert_int_equal(t.rows[1].kind, CSV_F64);
 	assert_true(t.rows[1].value == 0.123456789);
 	assert_string_equal(t.rows[2].comm, "line\nbreak");
 	assert_string_equal(t.rows[2].le, "+Inf");
@@ -107,6 +134,8 @@ static void rejects(void **state)
 		{"1,2,\"c\"x,0,bpf,m,,1\n", "line 4: text after a closing quote"},
 		{"1,2,c\"d,0,bpf,m,,1\n", "line 4: quote inside an unquoted field"},
 		{"1,2,c,0,bpf,m,,1\n\n", "line 5: expected 8 fields, found 1"},
+		{"1,2,c,0,bpf,m,,18446744073709551616\n",
+		 "line 4: value '18446744073709551616' is beyond 2^64 - 1"},
 	};
 
 	(void)state;
@@ -121,6 +150,25 @@ static void rejects(void **state)
 		assert_string_equal(err, cases[i].err);
 		fclose(f);
 	}
+}
+
+/* 2^53 + 1 is the first integer a double cannot hold: it must survive a read. */
+static void integers_stay_exact(void **state)
+{
+	static const char doc[] = CSV_MAGIC "\n# tool=test\n" CSV_HEADER "\n"
+					    "1,2,c,0,bpf,faults,,9007199254740993\n"
+					    "1,2,c,0,bpf,faults,,0\n";
+	struct csv_table t;
+	char err[256];
+	FILE *f = fmemopen((void *)doc, strlen(doc), "r");
+
+	(void)state;
+	assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), 0);
+	assert_int_equal(t.rows[0].kind, CSV_U64);
+	assert_true(t.rows[0].u64 == 9007199254740993ULL);
+	assert_true(t.rows[1].u64 == 0);
+	csv_table_free(&t);
+	fclose(f);
 }
 
 static void rejects_preamble(void **state)
@@ -177,6 +225,8 @@ int main(void)
 		cmocka_unit_test(round_trip),
 		cmocka_unit_test(rejects),
 		cmocka_unit_test(rejects_preamble),
+		cmocka_unit_test(integers_stay_exact),
+		cmocka_unit_test(full_device_refused_at_open),
 		cmocka_unit_test(crlf_and_no_final_newline),
 	};
 

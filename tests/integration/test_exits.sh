@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Ways out: every signal at any moment ends kvmmmu-hist with its summary and
+# exit code, leaves no BPF program behind, never orphans or hangs on a
+# command run under it, never leaves a VM stopped; CSV files hold whole rows.
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(need_kvm); then
+	skip exits/all "$why"
+	exit 0
+fi
+HIST=$BUILD/kvmmmu-hist
+LOAD=$BUILD/kvmmmu-load
+CHECK=$BUILD/kvmmmu-check
+CSVLINT=$BUILD/tests/tools/csvlint
+
+# leaked_progs: kvmmmu's BPF programs (by their names) that no process holds
+# any more, neither as a program fd nor through a link; other tracers running
+# at the same time hold theirs. The kernel frees programs a moment after the
+# last fd closes, so this waits up to 3 s for the count to reach 0.
+leaked_progs() {
+	local i held n
+	for i in $(seq 30); do
+		held=" $(cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { printf "%s ", $2 }')"
+		n=$(bpftool prog show 2>/dev/null | awk -v held="$held" '
+			/^[0-9]+:/ {
+				id = $1; sub(":", "", id)
+				for (i = 1; i < NF; i++)
+					if ($i == "name") name = $(i + 1)
+				if (name ~ /_(btf|raw|fentry|fexit|kprobe|kretprobe)$|^sys_(enter|exit)_ioctl$/ &&
+				    index(held, " " id " ") == 0)
+					n++
+			}
+			END { print n + 0 }')
+		[ "$n" = 0 ] && break
+		sleep 0.1
+	done
+	echo "$n"
+}
+# state PID: the process state letter (R, S, T, ...), or "gone"
+state() {
+	local line
+	read -r line 2>/dev/null <"/proc/$1/stat" || { echo gone; return; }
+	line=${line#*) }
+	echo "${line%% *}"
+}
+# gone_within SECS PID: PID has exited (or is a zombie) within SECS seconds
+gone_within() {
+	local i s
+	for i in $(seq $(($1 * 20))); do
+		s=$(state "$2")
+		[ "$s" = gone ] || [ "$s" = Z ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# --- SIGINT, SIGTERM, SIGHUP while tracing: the summary, exit 0, nothing left
+for sig in INT TERM HUP; do
+	"$HIST" -d 60 >"$TMP/sig.out" 2>&1 &
+	hist=$!
+	wait_tracing "$TMP/sig.out" || fail "exits/$sig-attach" "kvmmmu-hist did not start"
+	kill -$sig $hist
+	gone_within 10 $hist
+	wait $hist
+	rc=$?
+	check "exits/$sig-exit-0" "exit $rc" test $rc = 0
+	check "exits/$sig-summary" "no summary: $(tail -2 "$TMP/sig.out")" grep -q '^Summary:' "$TMP/sig.out"
+	n=$(leaked_progs)
+	check "exits/$sig-no-bpf-left" "$n kvmmmu programs left behind" test "$n" = 0
+done
+
+# --- SIGINT during the attach itself
+"$HIST" -d 60 >"$TMP/early.out" 2>&1 &
+hist=$!
+sleep 0.05
+kill -INT $hist
+gone_within 10 $hist
+wait $hist
+rc=$?
+check exits/attach-int-exit-0 "exit $rc: $(tail -1 "$TMP/early.out")" test $rc = 0
+n=$(leaked_progs)
+check "exits/attach-int-no-bpf-left" "$n kvmmmu programs left behind" test "$n" = 0
+
+# --- output into a pipe whose reader is gone: ends at once, not after -d
+start=$SECONDS
+timeout 20 "$HIST" -d 15 | head -1 >/dev/null
+check exits/sigpipe-ends-early "took $((SECONDS - start)) s of -d 15" test $((SECONDS - start)) -lt 10
+n=$(leaked_progs)
+check "exits/sigpipe-no-bpf-left" "$n kvmmmu programs left behind" test "$n" = 0
+
+# --- a command that ignores SIGTERM: killed after a grace period, and we say so
+cat >"$TMP/stubborn" <<'EOF'
+#!/bin/bash
+trap '' TERM
+sleep 120
+EOF
+chmod +x "$TMP/stubborn"
+timeout 30 "$HIST" -d 1 -- "$TMP/stubborn" >"$TMP/stub.out" 2>&1
+rc=$?
+check exits/stubborn-child-no-hang "exit $rc" test $rc != 124
+check exits/stubborn-child-said "no word of the kill" grep -q 'ignored SIGTERM for 5 s: killed' "$TMP/stub.out"
+
+# --- a second Ctrl-C means now: the stubborn command is killed with us
+"$HIST" -- "$TMP/stubborn" >"$TMP/stub2.out" 2>&1 &
+hist=$!
+wait_tracing "$TMP/stub2.out"
+child=$(pgrep -P $hist | head -1)
+kill -INT $hist
+sleep 0.3
+kill -INT $hist
+gone_within 5 $hist
+check exits/second-int-exits "kvmmmu-hist still runs" test "$(state $hist)" = gone -o "$(state $hist)" = Z
+wait $hist 2>/dev/null
+check exits/second-int-kills-child "child $child: $(state "$child")" gone_within 5 "$child"
+
+# --- the tracer killed outright: its command is not orphaned
+"$HIST" -- "$LOAD" --vcpus 1 --mem 8M --duration 60 >"$TMP/orphan.out" 2>&1 &
+hist=$!
+wait_tracing "$TMP/orphan.out"
+sleep 0.5
+child=$(pgrep -P $hist | head -1)
+kill -KILL $hist
+wait $hist 2>/dev/null
+check exits/kill-no-orphan "child ${child:-none}: $(state "${child:-0}")" \
+	test -n "$child" -a "$(gone_within 10 "${child:-0}" && echo gone)" = gone
+n=$(leaked_progs)
+check "exits/kill-no-bpf-left" "$n kvmmmu programs left behind" test "$n" = 0
+
+# --- SIGKILL mid-run leaves whole CSV rows (each report is written in one go)
+"$HIST" --csv "$TMP/killed.csv" 1 -- "$LOAD" --vcpus 2 --mem 64M --dirty-log 1 --duration 30 \
+	>/dev/null 2>&1 &
+hist=$!
+sleep 3.5
+kill -KILL $hist
+wait $hist 2>/dev/null
+check exits/kill-csv-while-running "kvmmmu-hist had ended before the kill" test $? = 137
+check exits/kill-csv-whole "$("$CSVLINT" "$TMP/killed.csv" 2>&1 | head -2)" "$CSVLINT" "$TMP/killed.csv"
+check exits/kill-csv-has-reports "no report rows" grep -q ',bpf,faults,' "$TMP/killed.csv"
+
+# --- --csv -: stdout is CSV alone; the text report goes to stderr
+"$HIST" --csv - -- "$LOAD" --vcpus 1 --mem 8M >"$TMP/stdout.csv" 2>"$TMP/stderr.txt"
+check exits/csv-stdout-only-csv "$("$CSVLINT" "$TMP/stdout.csv" 2>&1 | head -2)" "$CSVLINT" "$TMP/stdout.csv"
+check exits/csv-stdout-report-on-stderr "no summary on stderr" grep -q '^Summary:' "$TMP/stderr.txt"
+
+# --- kvmmmu-check --validate killed while the VM is stopped: the VM runs on
+"$LOAD" --vcpus 1 --mem 8M --duration 30 >/dev/null 2>&1 &
+vm=$!
+sleep 0.5
+"$CHECK" --validate $vm 2 >"$TMP/v.out" 2>&1 &
+chk=$!
+caught=
+# no subshell in this loop: the pause lasts milliseconds
+while [ -e "/proc/$chk" ]; do
+	read -r line 2>/dev/null <"/proc/$vm/stat" || break
+	line=${line#*) }
+	if [ "${line%% *}" = T ]; then
+		kill -KILL $chk
+		caught=1
+		break
+	fi
+done
+wait $chk 2>/dev/null
+if [ -n "$caught" ]; then
+	sleep 0.5
+	check exits/validate-kill-resumes-vm "VM state $(state $vm) after the checker died" \
+		test "$(state $vm)" != T
+else
+	fail exits/validate-kill-resumes-vm "never saw the VM paused (state $(state $vm))"
+fi
+kill $vm 2>/dev/null
+wait $vm 2>/dev/null
+exit 0
