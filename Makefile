@@ -19,7 +19,9 @@ $(error kvmmmu traces the x86 KVM MMU; architecture $(ARCH) is not supported)
 endif
 
 CFLAGS ?= -O2 -g
-CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread
+# EXTRA_CFLAGS/EXTRA_LDFLAGS add to the build without replacing its flags.
+CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread $(EXTRA_CFLAGS)
+LDFLAGS += $(EXTRA_LDFLAGS)
 CPPFLAGS += -Isrc/lib -Isrc/trace -Iinclude -I$(OUTPUT)/skel
 LDLIBS += -lbpf -lelf -lz -lm -pthread
 BPFCFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf
@@ -46,7 +48,8 @@ app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all clean install deps test test-unit test-integration test-vm demo bench format check-format
+.PHONY: all clean install deps test test-all test-pinned test-unit test-integration test-vm sanitize demo \
+	bench format check-format
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -99,6 +102,26 @@ $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
 
+# What CI runs: the suite at full speed, pinned to one CPU, and under sanitizers.
+# One after another, never in parallel: they share the machine's KVM and BPF.
+test-all:
+	$(Q)$(MAKE) --no-print-directory test
+	$(Q)$(MAKE) --no-print-directory test-pinned
+	$(Q)$(MAKE) --no-print-directory sanitize
+
+# The whole suite again on one CPU: timing races show up here, not on a fast machine.
+test-pinned: all $(UNIT_TESTS) $(TEST_TOOLS)
+	$(Q)OUTPUT=$(OUTPUT) taskset -c 0 tests/run.sh
+
+# Everything built with ASan and UBSan (into build-sanitize/), then the unit
+# and integration tests on it: any report fails the run.
+SANITIZE_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+sanitize:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=build-sanitize EXTRA_CFLAGS="$(SANITIZE_FLAGS)" \
+		EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" all $(patsubst $(OUTPUT)/%,build-sanitize/%,$(UNIT_TESTS) $(TEST_TOOLS))
+	$(Q)OUTPUT=build-sanitize KVMMMU_SKIP_VM=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
+
 test-unit: $(UNIT_TESTS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh unit
 
@@ -135,4 +158,4 @@ check-format:
 
 clean:
 	$(call msg,CLEAN,$(OUTPUT))
-	$(Q)rm -rf $(OUTPUT)
+	$(Q)rm -rf $(OUTPUT) build-sanitize

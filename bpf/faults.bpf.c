@@ -27,6 +27,12 @@ const volatile int ret_pf_spurious = -1;
 const volatile int ret_pf_emulate = -1;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
+/*
+ * Set by user space once every program is attached. Programs attach one by
+ * one; a fault whose request was seen before its SPTE's program was there
+ * would look spurious. Until then no fault starts.
+ */
+bool armed = false;
 
 KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_thread_stats);
 
@@ -82,7 +88,7 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 
 /* ---- tracepoints; each has a tp_btf and a raw_tp twin sharing one body ---- */
 
-static __always_inline int on_walk(void)
+static __always_inline int on_walk(__u64 addr)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
@@ -91,11 +97,12 @@ static __always_inline int on_walk(void)
 	resolve_pending(s);
 	s->counters[KVMMMU_GUEST_WALKS]++;
 	s->st.walk_ts = bpf_ktime_get_ns();
+	s->st.walk_addr = addr;
 	s->st.element_ts = 0;
 	s->st.walked = 1;
 	return 0;
 }
-TP_PAIR(kvm_mmu_pagetable_walk, on_walk(), u64 addr, u32 pferr)
+TP_PAIR(kvm_mmu_pagetable_walk, on_walk(addr), u64 addr, u32 pferr)
 
 static __always_inline int on_paging_element(void)
 {
@@ -111,20 +118,36 @@ static __always_inline int on_walker_error(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (s)
-		s->counters[KVMMMU_WALKER_ERRORS]++;
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_WALKER_ERRORS]++;
+	s->st.walked = 0; /* the guest gets a #PF: no SPTE follows this walk */
 	return 0;
+}
+
+/*
+ * Whether the last guest walk was this fault's own: shadow paging
+ * (FNAME(page_fault)) walks FAULT->addr just before it requests the SPTE;
+ * a TDP fault walks nothing, and the walk before it was the emulator's.
+ */
+static __always_inline bool walk_is_fault_s(struct kvm_page_fault *fault, __u64 walk_addr)
+{
+	if (bpf_core_field_exists(fault->is_tdp) && BPF_CORE_READ(fault, is_tdp))
+		return false;
+	return BPF_CORE_READ(fault, addr) == walk_addr;
 }
 TP_PAIR(kvm_mmu_walker_error, on_walker_error(), u32 pferr)
 
-static __always_inline int on_spte_requested(void)
+static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (!s)
+	if (!s || !armed)
 		return 0;
 	resolve_pending(s);
 	s->counters[KVMMMU_SPTE_REQUESTED]++;
+	if (s->st.walked && !walk_is_fault_s(fault, s->st.walk_addr))
+		s->st.walked = 0;
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
 	if (!func_mode)
@@ -133,7 +156,7 @@ static __always_inline int on_spte_requested(void)
 	s->st.tdp_changes = 0;
 	return 0;
 }
-TP_PAIR(kvm_mmu_spte_requested, on_spte_requested(), struct kvm_page_fault *fault)
+TP_PAIR(kvm_mmu_spte_requested, on_spte_requested(fault), struct kvm_page_fault *fault)
 
 static __always_inline int on_set_spte(void)
 {
@@ -201,7 +224,7 @@ static __always_inline int on_fast_page_fault(int ret)
 	struct kvmmmu_thread_stats *s = thread();
 	__u64 now;
 
-	if (!s)
+	if (!s || !armed)
 		return 0;
 	s->counters[KVMMMU_FAST_PF_CALLS]++;
 	if (ret != ret_pf_fixed && ret != ret_pf_spurious)
@@ -246,7 +269,7 @@ static __always_inline int on_fault_entry(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (!s)
+	if (!s || !armed)
 		return 0;
 	s->st.fault_ts = bpf_ktime_get_ns();
 	s->st.in_fault = 1;
@@ -272,7 +295,7 @@ static __always_inline int on_handler_entry(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (!s)
+	if (!s || !armed)
 		return 0;
 	s->st.handler_ts = bpf_ktime_get_ns();
 	s->st.fast_resolved = 0;

@@ -82,6 +82,7 @@ struct kvm_page_fault {
 	gpa_t addr;
 	bool prefetch;
 	bool write;
+	bool is_tdp;
 	gfn_t gfn;
 };
 

@@ -56,11 +56,13 @@ struct kvmmmu_fault_state {
 	__u64 fault_ts;	     /* kvm_mmu_page_fault entry */
 	__u64 handler_ts;    /* page-fault handler entry */
 	__u64 memslot_ts;    /* kvm_vcpu_gfn_to_memslot entry */
+	__u64 walk_addr;     /* the address that walk was for */
 	__u32 pending;	     /* an SPTE was requested and is not resolved yet */
 	__u32 in_fault;	     /* inside kvm_mmu_page_fault (or a handler) */
 	__u32 fast_resolved; /* fast_page_fault fixed this fault */
 	__u32 tdp_changes;   /* TDP MMU SPTE changes seen since the request */
-	__u32 walked;	     /* a guest walk preceded the request */
+	__u32 walked;	     /* a guest walk for this fault: set by the walk, confirmed or
+				cleared by the request, ended by the SPTE or a walker error */
 	__u32 direct;	     /* direct_page_fault entered in this fault */
 };
 

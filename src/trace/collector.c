@@ -356,8 +356,10 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 				}
 			}
 		}
-		if (!retry)
+		if (!retry) {
+			c->skel->bss->armed = true; /* all attached: faults may start */
 			return open_announcements(c);
+		}
 		err = check_forced_mode(c, func_kind);
 		if (err) {
 			detach_all(c);

@@ -232,8 +232,9 @@ int model_copy(struct model *dst, const struct model *src)
 			model_free(dst);
 			return -ENOMEM;
 		}
-		memcpy(dst->vms[i].rows, src->vms[i].rows,
-		       src->vms[i].n_rows * sizeof(struct vcpu_row));
+		if (src->vms[i].n_rows) /* rows may be NULL then: memcpy wants neither */
+			memcpy(dst->vms[i].rows, src->vms[i].rows,
+			       src->vms[i].n_rows * sizeof(struct vcpu_row));
 		dst->n_vms = i + 1;
 	}
 	return 0;

@@ -123,6 +123,22 @@ check hist/pid-only-target "rows for other pid $other" \
 faults=$(bpf_value "$TMP/h6.csv" faults $target "" "")
 check hist/pid-counts-target "faults=$faults" test "${faults:-0}" -gt 0
 
+# --- attaching to a VM in full flight invents no spurious faults: the
+# programs attach one by one, and no fault starts before all are there
+"$LOAD" --vcpus 2 --mem 64M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
+vmm=$!
+sleep 1
+for run in 1 2 3; do
+	"$HIST" -p $vmm -d 1 --per-vcpu --csv "$TMP/att$run.csv" >/dev/null 2>&1
+	for v in 0 1; do
+		bpf=$(awk -F, -v v=$v '!/^#/ && $5 == "bpf" && $6 == "ret_pf_spurious" && $4 == v { x = $8 } END { print x }' "$TMP/att$run.csv")
+		kvm=$(awk -F, -v v=$v '!/^#/ && $5 == "kvm_stats" && $6 == "pf_spurious" && $4 == v { x = $8 } END { print x }' "$TMP/att$run.csv")
+		check "hist/attach-running-$run-vcpu$v-spurious" "bpf $bpf, KVM $kvm" test -n "$bpf" -a "$bpf" = "$kvm"
+	done
+done
+kill $vmm
+wait $vmm 2>/dev/null
+
 # --- bad input: one line, non-zero exit
 bad() {
 	local name=$1 want=$2
