@@ -18,8 +18,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "kvmmmu.h"
+#include "kvmmmu_maps.bpf.h" /* before the helpers, which use its maps */
 #include "kvmmmu.bpf.h"
-#include "kvmmmu_maps.bpf.h"
 
 /* Set by user space from the running kernel's BTF (RET_PF_* enum). */
 const volatile int ret_pf_fixed = -1;
@@ -40,7 +40,7 @@ KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_thread_stats);
 static __always_inline struct kvmmmu_thread_stats *thread(void)
 {
 	return thread_entry(&thread_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
-			    &new_threads, &health);
+			    &thread_news, &health);
 }
 
 static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
@@ -132,6 +132,8 @@ static __always_inline int on_walker_error(void)
  */
 static __always_inline bool walk_is_fault_s(struct kvm_page_fault *fault, __u64 walk_addr)
 {
+	if (!fault) /* tp_btf: 6.12's verifier wants the check before any arithmetic */
+		return false;
 	if (bpf_core_field_exists(fault->is_tdp) && BPF_CORE_READ(fault, is_tdp))
 		return false;
 	return BPF_CORE_READ(fault, addr) == walk_addr;
@@ -261,6 +263,45 @@ SEC("raw_tp/kvm_page_fault")
 int kvm_page_fault_raw(u64 *ctx)
 {
 	return on_kvm_page_fault();
+}
+
+/*
+ * A thread of a process with map entries exits: tell user space, which keeps
+ * its last figures and frees its entries in every per-thread map, so that
+ * VM churn over a long run never fills them. GROUP_DEAD: the process is gone.
+ */
+static __always_inline int on_thread_exit(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct kvmmmu_thread_news *ev;
+
+	if (!bpf_map_lookup_elem(&seen_procs, &key.tgid))
+		return 0;
+	ev = bpf_ringbuf_reserve(&thread_news, sizeof(*ev), 0);
+	if (!ev) {
+		__sync_fetch_and_add(&health.news_lost, 1);
+		return 0;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->key = key;
+	ev->kind = KVMMMU_THREAD_EXIT;
+	/* do_exit() counts the thread out of signal->live before this tracepoint */
+	ev->group_dead = BPF_CORE_READ(task, signal, live.counter) == 0;
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
+/* Arguments differ across kernels (6.13 added group_dead); the body reads none. */
+SEC("tp_btf/sched_process_exit")
+int sched_process_exit_btf(u64 *ctx)
+{
+	return on_thread_exit();
+}
+SEC("raw_tp/sched_process_exit")
+int sched_process_exit_raw(u64 *ctx)
+{
+	return on_thread_exit();
 }
 
 /* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */

@@ -52,14 +52,13 @@ static __always_inline void kvmmmu_hist_add(struct kvmmmu_hist *h, __u64 ns)
 		h->max_ns = ns;
 }
 
-/* Fills ID for the current thread; TRACED is the pid filter map, or NULL for none. */
-static __always_inline void thread_id_init(struct kvmmmu_thread_id *id, void *traced, __u32 tgid)
+/* Fills ID for the current thread. */
+static __always_inline void thread_id_init(struct kvmmmu_thread_id *id)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 
 	id->vcpu_id = current_vcpu_id();
-	id->excluded = traced && !bpf_map_lookup_elem(traced, &tgid);
 	bpf_get_current_comm(id->comm, sizeof(id->comm));
 	bpf_core_read_str(id->process, sizeof(id->process), &leader->comm);
 }
@@ -70,23 +69,27 @@ static __always_inline void thread_id_init(struct kvmmmu_thread_id *id, void *tr
  * from ZERO, a one-entry array that is never written: the id is filled in
  * the map entry itself, so no other thread's id can leak into it (a per-CPU
  * template could be rewritten by a program that preempted this one). A new
- * thread is announced on ANNOUNCE, so that user space names it (and reads
- * /proc and KVM's stats fds) while it is alive. NULL when its process is not
- * traced, or the map is full (counted in HEALTH).
+ * thread is announced on NEWS, so that user space names it (and reads /proc
+ * and KVM's stats fds) while it is alive. NULL when its process is not in
+ * TRACED (the pid filter, or NULL for none): such threads get no entry at
+ * all. NULL also when the map is full (counted in HEALTH).
  */
-static __always_inline void *thread_entry(void *map, void *zero, void *traced, void *announce,
+static __always_inline void *thread_entry(void *map, void *zero, void *traced, void *news,
 					  struct kvmmmu_health *health)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
 	struct kvmmmu_thread_id *t = bpf_map_lookup_elem(map, &key);
-	struct kvmmmu_new_thread *ev;
+	struct kvmmmu_thread_news *ev;
 	__u32 idx = 0;
+	__u8 one = 1;
 	void *blank;
 	int err;
 
 	if (t)
-		return t->excluded ? NULL : t;
+		return t->ready ? t : NULL;
+	if (traced && !bpf_map_lookup_elem(traced, &key.tgid))
+		return NULL;
 	blank = bpf_map_lookup_elem(zero, &idx);
 	if (!blank)
 		return NULL;
@@ -99,20 +102,21 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	if (!t)
 		return NULL;
 	if (!err) {
-		thread_id_init(t, traced, key.tgid);
+		thread_id_init(t);
 		t->ready = 1;
-		if (!t->excluded) {
-			ev = bpf_ringbuf_reserve(announce, sizeof(*ev), 0);
-			if (ev) {
-				ev->key = key;
-				ev->id = *t;
-				bpf_ringbuf_submit(ev, 0);
-			} else {
-				__sync_fetch_and_add(&health->announce_lost, 1);
-			}
+		bpf_map_update_elem(&seen_procs, &key.tgid, &one, BPF_ANY);
+		ev = bpf_ringbuf_reserve(news, sizeof(*ev), 0);
+		if (ev) {
+			ev->key = key;
+			ev->kind = KVMMMU_THREAD_NEW;
+			ev->group_dead = 0;
+			ev->id = *t;
+			bpf_ringbuf_submit(ev, 0);
+		} else {
+			__sync_fetch_and_add(&health->news_lost, 1);
 		}
 	}
-	return t->ready && !t->excluded ? t : NULL;
+	return t->ready ? t : NULL;
 }
 
 /* A tracepoint handler twice: tp_btf (typed, cheapest) and raw_tp (for kernels without BTF for it).

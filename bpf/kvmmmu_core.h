@@ -52,10 +52,19 @@ struct hlist_head {
 	struct hlist_node *first;
 };
 
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live; /* threads of the group not yet exited */
+};
+
 struct task_struct {
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
+	struct signal_struct *signal;
 	struct task_struct *group_leader;
 	char comm[16];
 	struct hlist_head preempt_notifiers;
@@ -84,6 +93,17 @@ struct kvm_page_fault {
 	bool write;
 	bool is_tdp;
 	gfn_t gfn;
+};
+
+/* kernel/trace/trace_syscalls.c: the records of the syscalls:* tracepoints */
+struct syscall_trace_enter {
+	int nr;
+	unsigned long args[]; /* flexible in the kernel too */
+};
+
+struct syscall_trace_exit {
+	int nr;
+	long ret;
 };
 
 #pragma clang attribute pop

@@ -14,7 +14,11 @@ const volatile bool filter_pids = false;
 /* Drops and other health counters of this object, read by user space. */
 struct kvmmmu_health health;
 
-/* A per-thread map: entries are allocated as threads appear, not all up front. */
+/*
+ * A per-thread map: entries are allocated as threads appear, not all up
+ * front, and freed by user space when they exit (after keeping their
+ * figures). User space sets the size from the host's thread count.
+ */
 #define KVMMMU_THREAD_MAP(name, value_type)                                                        \
 	struct {                                                                                   \
 		__uint(type, BPF_MAP_TYPE_HASH);                                                   \
@@ -33,11 +37,19 @@ struct kvmmmu_health health;
 		__type(value, value_type);                                                         \
 	} name SEC(".maps")
 
-/* Threads' first events (struct kvmmmu_new_thread), for user space to name them at once. */
+/* Threads' first events and exits (struct kvmmmu_thread_news), for user space to act at once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 256 * 1024);
-} new_threads SEC(".maps");
+} thread_news SEC(".maps");
+
+/* Processes that have an entry in some per-thread map: whose exits are news. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} seen_procs SEC(".maps");
 
 /* Processes to count, when filter_pids is set (kvmmmu-hist -p PID, -- COMMAND). */
 struct {

@@ -14,8 +14,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "kvmmmu.h"
+#include "kvmmmu_maps.bpf.h" /* before the helpers, which use its maps */
 #include "kvmmmu.bpf.h"
-#include "kvmmmu_maps.bpf.h"
 
 /* include/uapi/linux/kvm.h: KVMIO is 0xAE; sizes are of the argument structs */
 #define KVM_IOW(nr, size) ((1U << 30) | ((size) << 16) | (0xAEU << 8) | (nr))
@@ -67,7 +67,7 @@ struct {
 static __always_inline struct kvmmmu_mmu_stats *thread(void)
 {
 	return thread_entry(&mmu_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
-			    &new_threads, &health);
+			    &thread_news, &health);
 }
 
 static __always_inline int count(enum kvmmmu_mmu_counter c)
@@ -118,7 +118,7 @@ static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 n
 	struct kvmmmu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
-		__sync_fetch_and_add(&health.drops, 1);
+		__sync_fetch_and_add(&health.timeline_lost, 1);
 		return;
 	}
 	e->ts_ns = now;
@@ -209,23 +209,6 @@ int BPF_KPROBE(kvm_mmu_unload_kprobe)
 	return count(KVMMMU_ROOT_UNLOADS);
 }
 
-/* The syscalls tracepoints' records (events/syscalls/sys_{enter,exit}_ioctl/format). */
-struct sys_enter_ioctl_args {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__u64 fd;
-	__u64 cmd;
-	__u64 arg;
-};
-
-struct sys_exit_ioctl_args {
-	__u64 common;
-	__s32 nr;
-	__u32 pad;
-	__s64 ret;
-};
-
 /* The first fields of kvm_userspace_memory_region(2) and of kvm_(clear_)dirty_log. */
 struct memory_region_head {
 	__u32 slot;
@@ -234,18 +217,25 @@ struct memory_region_head {
 	__u64 memory_size;
 };
 
+/*
+ * The syscalls tracepoints' records are the kernel's struct syscall_trace_enter
+ * and syscall_trace_exit (kernel/trace/trace_syscalls.c), read through CO-RE:
+ * ioctl(fd, cmd, arg) is args[0..2].
+ */
 SEC("tracepoint/syscalls/sys_enter_ioctl")
-int sys_enter_ioctl(struct sys_enter_ioctl_args *ctx)
+int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 {
-	__u32 cmd = (__u32)ctx->cmd, tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 cmd = (__u32)ctx->args[1], tid = (__u32)bpf_get_current_pid_tgid();
+	void *arg = (void *)ctx->args[2];
 	struct memory_region_head r = {};
 	struct ioctl_call c = {};
 
 	if (cmd != KVM_SET_USER_MEMORY_REGION && cmd != KVM_SET_USER_MEMORY_REGION2 &&
 	    cmd != KVM_GET_DIRTY_LOG && cmd != KVM_CLEAR_DIRTY_LOG)
 		return 0;
-	bpf_probe_read_user(&r, cmd == KVM_GET_DIRTY_LOG ? sizeof(__u32) * 2 : sizeof(r),
-			    (void *)ctx->arg);
+	/* an unreadable argument fails the ioctl itself (EFAULT): nothing to follow */
+	if (bpf_probe_read_user(&r, cmd == KVM_GET_DIRTY_LOG ? sizeof(__u32) * 2 : sizeof(r), arg))
+		return 0;
 	c.ts = bpf_ktime_get_ns();
 	c.cmd = cmd;
 	c.slot = r.slot;
@@ -254,7 +244,8 @@ int sys_enter_ioctl(struct sys_enter_ioctl_args *ctx)
 		c.gpa = r.guest_phys_addr;
 		c.size = r.memory_size;
 	}
-	bpf_map_update_elem(&calls, &tid, &c, BPF_ANY);
+	if (bpf_map_update_elem(&calls, &tid, &c, BPF_ANY))
+		__sync_fetch_and_add(&health.calls_full, 1);
 	return 0;
 }
 
@@ -273,7 +264,9 @@ static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioct
 		kind = KVMMMU_EV_MEMSLOT_DELETE;
 		bpf_map_delete_elem(&slot_flags, &key);
 	} else {
-		bpf_map_update_elem(&slot_flags, &key, &c->flags, BPF_ANY);
+		/* user space prunes a VM's slots when it exits; full means too many VMs at once */
+		if (bpf_map_update_elem(&slot_flags, &key, &c->flags, BPF_ANY))
+			__sync_fetch_and_add(&health.slots_full, 1);
 		if (!old)
 			kind = KVMMMU_EV_MEMSLOT_CREATE;
 		else if (dirty && !was_dirty)
@@ -294,7 +287,7 @@ static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioct
 }
 
 SEC("tracepoint/syscalls/sys_exit_ioctl")
-int sys_exit_ioctl(struct sys_exit_ioctl_args *ctx)
+int sys_exit_ioctl(struct syscall_trace_exit *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct ioctl_call *c = bpf_map_lookup_elem(&calls, &tid);

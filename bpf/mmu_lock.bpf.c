@@ -15,8 +15,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 #include "kvmmmu.h"
+#include "kvmmmu_maps.bpf.h" /* before the helpers, which use its maps */
 #include "kvmmmu.bpf.h"
-#include "kvmmmu_maps.bpf.h"
 
 /* include/trace/events/lock.h */
 #define LCB_F_SPIN (1U << 0)
@@ -44,7 +44,7 @@ static __always_inline bool is_mmu_lock(void *lock)
 static __always_inline struct kvmmmu_lock_stats *thread(void)
 {
 	return thread_entry(&lock_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
-			    &new_threads, &health);
+			    &thread_news, &health);
 }
 
 /* The thread's entry if it has one: contention_end never creates. */

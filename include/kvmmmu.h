@@ -76,10 +76,17 @@ struct kvmmmu_thread_id {
 	char process[16]; /* its process's name */
 };
 
-/* A thread's first event, announced through the new_threads ring buffer. */
-struct kvmmmu_new_thread {
+/* What the thread_news ring buffer says of a traced thread. */
+enum kvmmmu_thread_news_kind {
+	KVMMMU_THREAD_NEW,  /* its first event: name it while it lives */
+	KVMMMU_THREAD_EXIT, /* it exited: keep its figures, free its map entries */
+};
+
+struct kvmmmu_thread_news {
 	struct kvmmmu_thread_key key;
-	struct kvmmmu_thread_id id;
+	__u32 kind;
+	__u32 group_dead;	    /* EXIT: the last thread of its process */
+	struct kvmmmu_thread_id id; /* NEW only */
 };
 
 struct kvmmmu_thread_stats {
@@ -168,11 +175,14 @@ struct kvmmmu_event {
 	__u32 pad;
 };
 
-/* Global health counters, in the BPF object's .bss. */
+/* Global health counters, in each BPF object's .bss; user space adds them up. */
 struct kvmmmu_health {
-	__u64 drops;	     /* events lost because the thread map was full */
+	__u64 drops;	     /* events lost because a per-thread map was full */
 	__u64 bad_ret;	     /* RET_PF values beyond KVMMMU_RET_PF_SLOTS */
-	__u64 announce_lost; /* new threads the new_threads ring had no room for */
+	__u64 news_lost;     /* thread news the ring buffer had no room for */
+	__u64 calls_full;    /* KVM ioctls not timed: the in-flight call map was full */
+	__u64 slots_full;    /* memslot flags not kept: the memslot map was full */
+	__u64 timeline_lost; /* timeline events the ring buffer had no room for */
 };
 
 #endif

@@ -43,3 +43,18 @@ wait_tracing() {
 	done
 	return 1
 }
+
+# agree NAME HIST_CSV LOAD_CSV PID VCPUS: kvmmmu-hist's figures for PID equal KVM's
+# (kvmmmu-load's CSV) for every vCPU
+agree() {
+	local name=$1 h=$2 l=$3 pid=$4 vcpus=$5 v bpf kvm pair
+	for v in $(seq 0 $((vcpus - 1))); do
+		for pair in faults:pf_taken ret_pf_fixed:pf_fixed ret_pf_spurious:pf_spurious; do
+			bpf=$(awk -F, -v m="${pair%%:*}" -v v=$v -v p=$pid \
+				'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == "" { x = $8 } END { print x }' "$h")
+			kvm=$(csv_value "$l" kvm_stats "${pair#*:}" $v)
+			check "${AGREE_PREFIX:-hist}/$name-vcpu$v-${pair%%:*}" "bpf ${pair%%:*}=$bpf, KVM ${pair#*:}=$kvm" \
+				test -n "$bpf" -a "$bpf" = "$kvm"
+		done
+	done
+}

@@ -32,8 +32,8 @@
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;
 
-#define TICK_MS 100 /* longest wait for BPF's news: new threads wake us at once */
-#define MAX_TRACED 1024
+#define TICK_MS 100	 /* longest wait for BPF's news: new threads wake us at once */
+#define MAX_TRACED 1024	 /* processes one look at /proc considers at once */
 #define MAX_KVM_STATS 64 /* VMs whose KVM counters are shown */
 
 #define CHILD_TERM_SECS 5 /* a command that outlives SIGTERM by this much is killed */
@@ -49,7 +49,7 @@ struct hist_run {
 	struct render_opts ro;
 	struct csv_writer csv;
 	bool csv_open;
-	int traced[MAX_TRACED];
+	int *traced; /* the VMs -p or the command selected, as they appear: unbounded */
 	size_t n_traced;
 	pid_t child;
 	pid_t parent; /* our pid, for the child to check that we still live */
@@ -105,15 +105,19 @@ static bool is_traced(const struct hist_run *r, int pid)
 
 static int trace_pid(struct hist_run *r, int pid)
 {
-	int err;
+	int *t, err;
 
-	if (is_traced(r, pid) || r->n_traced == MAX_TRACED)
+	if (is_traced(r, pid))
 		return 0;
 	if (r->c.opts.filter_pids) {
 		err = collector_trace_pid(&r->c, pid);
 		if (err)
 			return err;
 	}
+	t = realloc(r->traced, (r->n_traced + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	r->traced = t;
 	r->traced[r->n_traced++] = pid;
 	return 0;
 }
@@ -653,5 +657,6 @@ cleanup:
 	for (int i = 0; i < r.env.n_specs; i++)
 		proc_spec_free(&r.env.specs[i]);
 	free(r.env.command_line);
+	free(r.traced);
 	return err ? 1 : 0;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <search.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -27,6 +28,7 @@ static const struct {
 	{"kvmmmu", "fast_page_fault", false},	     {"kvmmmu", "kvm_tdp_mmu_spte_changed", false},
 	{"kvmmmu", "handle_mmio_page_fault", false}, {"kvmmmu", "mark_mmio_spte", false},
 	{"kvmmmu", "kvm_mmu_paging_element", true},  {"kvm", "kvm_page_fault", false},
+	{"sched", "sched_process_exit", false}, /* frees exited threads' entries */
 };
 
 /* Function probes; "exit" ones also need a return probe. */
@@ -266,6 +268,25 @@ static void detach_all(struct collector *c)
 }
 
 /*
+ * Room for twice the threads the host has now, and then some: entries are
+ * allocated only for traced processes' threads and freed as they exit, so
+ * this bounds what a burst of new threads can take, not what a run keeps.
+ */
+static unsigned int default_max_threads(void)
+{
+	unsigned long running, threads = 0;
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (fscanf(f, "%*s %*s %*s %lu/%lu", &running, &threads) != 2)
+			threads = 0;
+		fclose(f);
+	}
+	threads = 2 * threads + 1024;
+	return threads < 4096 ? 4096 : threads > 65536 ? 65536 : (unsigned int)threads;
+}
+
+/*
  * A forced --probe-mode fentry or kprobe is a promise of exact outcomes from
  * the handlers: when one of them cannot be had that way, say why and stop,
  * rather than fall back to tracepoints behind the user's back.
@@ -293,6 +314,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 
 	memset(c, 0, sizeof(*c));
 	c->opts = *opts;
+	c->max_threads = opts->max_threads ? opts->max_threads : default_max_threads();
 	err = kernel_btf_load(&c->kb);
 	if (err) {
 		elog("kernel BTF is not available (%s): kvmmmu needs CONFIG_DEBUG_INFO_BTF",
@@ -323,6 +345,8 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			return err;
 		}
 		plan(c, func_kind);
+		bpf_map__set_max_entries(c->skel->maps.thread_stats, c->max_threads);
+		bpf_map__set_max_entries(c->skel->maps.seen_procs, c->max_threads);
 		err = faults_bpf__load(c->skel);
 		if (err) {
 			elog("cannot load the BPF programs: %s%s", strerror(-err),
@@ -357,6 +381,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			}
 		}
 		if (!retry) {
+			c->health[c->n_health++] = &c->skel->bss->health;
 			c->skel->bss->armed = true; /* all attached: faults may start */
 			return open_announcements(c);
 		}
@@ -470,25 +495,87 @@ static void note_thread(struct collector *c, int tgid, int tid, const struct kvm
 	}
 }
 
-static int on_new_thread(void *ctx, void *data, size_t len)
+/*
+ * KEY exited: keep its last figures in user space and free its entries in
+ * every per-thread map, so that a long run with VMs coming and going never
+ * fills them. The thread's name stays, for the report.
+ */
+static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *key, bool group_dead)
 {
-	const struct kvmmmu_new_thread *ev = data;
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	struct retired_thread *r;
+	__u32 tgid = key->tgid;
 
-	if (len >= sizeof(*ev))
+	r = realloc(c->retired, (c->n_retired + 1) * sizeof(*r));
+	if (r) {
+		c->retired = r;
+		r = &c->retired[c->n_retired];
+		if (!bpf_map_lookup_elem(fd, key, &r->stats) && r->stats.id.ready) {
+			r->key = *key;
+			c->n_retired++;
+		}
+	}
+	bpf_map_delete_elem(fd, key);
+	for (size_t i = 0; i < c->n_hooks; i++)
+		c->hooks[i].fn(c->hooks[i].ctx, key, group_dead);
+	if (group_dead) {
+		struct thread_name *proc = find_name(c, (int)tgid, 0);
+
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
+		if (proc)
+			proc->gone = true;
+	}
+}
+
+static int on_thread_news(void *ctx, void *data, size_t len)
+{
+	const struct kvmmmu_thread_news *ev = data;
+
+	if (len < sizeof(*ev))
+		return 0;
+	if (ev->kind == KVMMMU_THREAD_NEW)
 		note_thread(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id);
+	else if (ev->kind == KVMMMU_THREAD_EXIT)
+		retire_thread(ctx, &ev->key, ev->group_dead);
 	return 0;
 }
 
 static int open_announcements(struct collector *c)
 {
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.new_threads), on_new_thread, c, NULL);
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.thread_news), on_thread_news, c, NULL);
 	if (!c->rb) {
 		int err = -errno;
 
-		elog("cannot open the new-thread ring buffer: %s", strerror(-err));
+		elog("cannot open the thread-news ring buffer: %s", strerror(-err));
 		return err;
 	}
 	return 0;
+}
+
+int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
+			 const struct kvmmmu_health *health)
+{
+	if (c->n_hooks == COLLECTOR_MAX_HOOKS || c->n_health == COLLECTOR_MAX_HOOKS)
+		return -E2BIG;
+	c->hooks[c->n_hooks].fn = fn;
+	c->hooks[c->n_hooks++].ctx = ctx;
+	c->health[c->n_health++] = health;
+	return 0;
+}
+
+static void health_sum(const struct collector *c, struct kvmmmu_health *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (size_t i = 0; i < c->n_health; i++) {
+		const struct kvmmmu_health *h = c->health[i];
+
+		sum->drops += h->drops;
+		sum->bad_ret += h->bad_ret;
+		sum->news_lost += h->news_lost;
+		sum->calls_full += h->calls_full;
+		sum->slots_full += h->slots_full;
+		sum->timeline_lost += h->timeline_lost;
+	}
 }
 
 int collector_poll(struct collector *c, int timeout_ms)
@@ -498,12 +585,16 @@ int collector_poll(struct collector *c, int timeout_ms)
 	return n == -EINTR ? 0 : n;
 }
 
-/* Names every thread in the faults map: the backstop when announcements were lost. */
+/*
+ * The backstop when thread news was lost: names every thread in the faults
+ * map, and retires those that have exited.
+ */
 static void scan_threads(struct collector *c)
 {
 	int fd = bpf_map__fd(c->skel->maps.thread_stats);
-	struct kvmmmu_thread_key k, next;
+	struct kvmmmu_thread_key k, next, *dead = NULL;
 	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	size_t n_dead = 0;
 	int more;
 
 	if (!s)
@@ -511,19 +602,31 @@ static void scan_threads(struct collector *c)
 	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
 		more = !bpf_map_get_next_key(fd, &k, &next);
 		if (!find_name(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s) &&
-		    s->id.ready && !s->id.excluded)
+		    s->id.ready)
 			note_thread(c, (int)k.tgid, (int)k.tid, &s->id);
+		if (syscall(SYS_tgkill, k.tgid, k.tid, 0) && errno == ESRCH) {
+			struct kvmmmu_thread_key *d = realloc(dead, (n_dead + 1) * sizeof(*d));
+
+			if (d) {
+				dead = d;
+				dead[n_dead++] = k;
+			}
+		}
 	}
+	for (size_t i = 0; i < n_dead; i++) /* not while walking the keys */
+		retire_thread(c, &dead[i], kill((pid_t)dead[i].tgid, 0) && errno == ESRCH);
+	free(dead);
 	free(s);
 }
 
 void collector_tick(struct collector *c)
 {
-	__u64 lost = c->skel->bss->health.announce_lost;
+	struct kvmmmu_health h;
 
 	ring_buffer__consume(c->rb);
-	if (lost != c->announce_lost) {
-		c->announce_lost = lost;
+	health_sum(c, &h);
+	if (h.news_lost != c->news_lost) {
+		c->news_lost = h.news_lost;
 		scan_threads(c);
 	}
 	/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
@@ -603,27 +706,22 @@ int collector_read(struct collector *c, struct model *m, bool final)
 	int fd = bpf_map__fd(c->skel->maps.thread_stats);
 	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
 	struct kvmmmu_thread_key k, next;
-	int err = 0;
+	int more;
 
 	if (!s)
 		return -ENOMEM;
-	m->health = c->skel->bss->health;
-	if (bpf_map_get_next_key(fd, NULL, &k)) {
-		free(s);
-		return 0;
-	}
-	for (;;) {
-		int more = !bpf_map_get_next_key(fd, &k, &next);
-
-		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready && !s->id.excluded)
+	health_sum(c, &m->health);
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready)
 			add_thread(c, m, &k, s, final);
-		if (!more)
-			break;
-		k = next;
 	}
+	/* exited threads: nothing follows their last event */
+	for (size_t i = 0; i < c->n_retired; i++)
+		add_thread(c, m, &c->retired[i].key, &c->retired[i].stats, true);
 	model_sort(m);
 	free(s);
-	return err;
+	return 0;
 }
 
 const struct probe_status *collector_probe(const struct collector *c, const char *name)
@@ -671,6 +769,7 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 void collector_close(struct collector *c)
 {
 	ring_buffer__free(c->rb);
+	free(c->retired);
 	tdestroy(c->name_index, free);
 	free(c->new_procs);
 	detach_all(c);

@@ -55,7 +55,20 @@ struct collector_opts {
 	/* with filter_pids, the processes traced from the start (in the filter before attach) */
 	const int *pids;
 	size_t n_pids;
+	/* entries of each per-thread map; 0: from the host's thread count */
+	unsigned int max_threads;
 };
+
+/* A thread that exited: its last figures, kept once its map entries are freed. */
+struct retired_thread {
+	struct kvmmmu_thread_key key;
+	struct kvmmmu_thread_stats stats;
+};
+
+/* Called when a traced thread exits, for the other objects to free their entries too. */
+typedef void (*collector_retire_fn)(void *ctx, const struct kvmmmu_thread_key *key,
+				    bool group_dead);
+#define COLLECTOR_MAX_HOOKS 4
 
 struct faults_bpf;
 
@@ -84,10 +97,21 @@ struct collector {
 	struct thread_name *names; /* (tgid, tid) -> comm, tid 0 for the process */
 	size_t n_names;
 	void *name_index;	/* tsearch tree over names[], by (tgid, tid) */
-	struct ring_buffer *rb; /* new threads (and the timeline, added by mmu_extras) */
-	__u64 announce_lost;	/* new-thread announcements lost, as last seen */
+	struct ring_buffer *rb; /* thread news (and the timeline, added by mmu_extras) */
+	__u64 news_lost;	/* thread news lost, as last seen */
 	int *new_procs;		/* processes first seen since collector_take_new() */
 	size_t n_new_procs;
+	unsigned int max_threads; /* entries of each per-thread map */
+	struct retired_thread *retired;
+	size_t n_retired;
+	struct {
+		collector_retire_fn fn;
+		void *ctx;
+	} hooks[COLLECTOR_MAX_HOOKS];
+	size_t n_hooks;
+	/* every BPF object's health counters (mmap'ed .bss), summed into each model */
+	const struct kvmmmu_health *health[COLLECTOR_MAX_HOOKS];
+	size_t n_health;
 };
 
 /* Decodes RET_PF_* (BTF, then tracefs), then chooses, loads and attaches. */
@@ -108,6 +132,9 @@ int collector_poll(struct collector *c, int timeout_ms);
 void collector_tick(struct collector *c);
 /* Processes first seen since the last call: *PIDS stays valid until the next poll or tick. */
 size_t collector_take_new(struct collector *c, const int **pids);
+/* Another BPF object sharing the collector's maps: its exits hook and its health counters. */
+int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
+			 const struct kvmmmu_health *health);
 /*
  * Reads every thread's figures into M (which must be empty). FINAL resolves
  * faults still waiting for an SPTE as spurious: at the end nothing follows them.

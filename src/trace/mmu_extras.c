@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,6 +110,61 @@ static void attach_tp(struct mmu_extras *x, struct bpf_object *obj, struct probe
 	attach_chosen(x, obj, p, progs, 2);
 }
 
+/* The collector's thread news ring and its set of seen processes, for this object too. */
+static int share_maps(struct collector *c, struct bpf_map *news, struct bpf_map *seen)
+{
+	int err = bpf_map__reuse_fd(news, bpf_map__fd(c->skel->maps.thread_news));
+
+	return err ? err : bpf_map__reuse_fd(seen, bpf_map__fd(c->skel->maps.seen_procs));
+}
+
+/* Moves KEY's entry of MAP (VALUE_SIZE bytes) to the end of *ARRAY of N records of RECORD_SIZE. */
+static void retire_entry(struct bpf_map *map, const struct kvmmmu_thread_key *key, void **array,
+			 size_t *n, size_t record_size, size_t value_offset)
+{
+	int fd = bpf_map__fd(map);
+	char *a = realloc(*array, (*n + 1) * record_size);
+
+	if (a) {
+		*array = a;
+		a += *n * record_size;
+		if (!bpf_map_lookup_elem(fd, key, a + value_offset)) {
+			memcpy(a, key, sizeof(*key));
+			(*n)++;
+		}
+	}
+	bpf_map_delete_elem(fd, key);
+}
+
+/* A traced thread exited (collector_retire_fn): keep its figures, free its entries. */
+static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool group_dead)
+{
+	struct mmu_extras *x = ctx;
+	struct {
+		__u32 tgid, slot;
+	} k, next;
+	int more;
+
+	if (x->lock)
+		retire_entry(x->lock->maps.lock_stats, key, (void **)&x->retired_lock,
+			     &x->n_retired_lock, sizeof(struct retired_lock),
+			     offsetof(struct retired_lock, stats));
+	if (!x->events)
+		return;
+	retire_entry(x->events->maps.mmu_stats, key, (void **)&x->retired_mmu, &x->n_retired_mmu,
+		     sizeof(struct retired_mmu), offsetof(struct retired_mmu, stats));
+	bpf_map_delete_elem(bpf_map__fd(x->events->maps.calls), &key->tid);
+	if (!group_dead)
+		return;
+	/* the VM is gone: so are its memslots */
+	for (more = !bpf_map_get_next_key(bpf_map__fd(x->events->maps.slot_flags), NULL, &k); more;
+	     k = next) {
+		more = !bpf_map_get_next_key(bpf_map__fd(x->events->maps.slot_flags), &k, &next);
+		if (k.tgid == key->tgid)
+			bpf_map_delete_elem(bpf_map__fd(x->events->maps.slot_flags), &k);
+	}
+}
+
 static int open_lock(struct mmu_extras *x, struct collector *c)
 {
 	static const char *const tp_progs[] = {"contention_begin_btf", "contention_begin_raw",
@@ -145,10 +201,12 @@ static int open_lock(struct mmu_extras *x, struct collector *c)
 		err = bpf_map__reuse_fd(x->lock->maps.thread_stats,
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
-		err = bpf_map__reuse_fd(x->lock->maps.new_threads,
-					bpf_map__fd(c->skel->maps.new_threads));
+		err = share_maps(c, x->lock->maps.thread_news, x->lock->maps.seen_procs);
+	bpf_map__set_max_entries(x->lock->maps.lock_stats, c->max_threads);
 	if (!err)
 		err = mmu_lock_bpf__load(x->lock);
+	if (!err)
+		err = collector_add_object(c, retire, x, &x->lock->bss->health);
 	if (err) {
 		snprintf(p->why, sizeof(p->why), "load failed: %s", strerror(-err));
 		return err;
@@ -225,10 +283,13 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 		err = bpf_map__reuse_fd(x->events->maps.thread_stats,
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
-		err = bpf_map__reuse_fd(x->events->maps.new_threads,
-					bpf_map__fd(c->skel->maps.new_threads));
+		err = share_maps(c, x->events->maps.thread_news, x->events->maps.seen_procs);
+	bpf_map__set_max_entries(x->events->maps.mmu_stats, c->max_threads);
+	bpf_map__set_max_entries(x->events->maps.calls, c->max_threads);
 	if (!err)
 		err = mmu_events_bpf__load(x->events);
+	if (!err)
+		err = collector_add_object(c, retire, x, &x->events->bss->health);
 	if (err) {
 		for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 			tps[i]->kind = ATTACH_NONE;
@@ -270,6 +331,27 @@ void mmu_extras_poll(struct mmu_extras *x)
 		ring_buffer__consume(x->rb);
 }
 
+static void add_lock(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
+		     const struct kvmmmu_lock_stats *s)
+{
+	static struct figures f; /* large: off the stack */
+	struct vm_row *vm;
+	struct vcpu_row *row;
+
+	if (!s->id.ready)
+		return;
+	row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->id.vcpu_id, s->id.comm,
+			      s->id.process, &vm);
+	if (!row)
+		return;
+	memset(&f, 0, sizeof(f));
+	memcpy(f.lock_wait, s->wait_hist, sizeof(f.lock_wait));
+	memcpy(f.lock_other_waits, s->other_waits, sizeof(f.lock_other_waits));
+	memcpy(f.lock_other_wait_ns, s->other_wait_ns, sizeof(f.lock_other_wait_ns));
+	figures_add(&row->f, &f);
+	figures_add(&vm->total, &f);
+}
+
 static int read_lock(struct mmu_extras *x, struct collector *c, struct model *m)
 {
 	int fd = bpf_map__fd(x->lock->maps.lock_stats);
@@ -280,27 +362,38 @@ static int read_lock(struct mmu_extras *x, struct collector *c, struct model *m)
 	if (!s)
 		return -ENOMEM;
 	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		struct vm_row *vm;
-		struct vcpu_row *row;
-
 		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (bpf_map_lookup_elem(fd, &k, s) || !s->id.ready || s->id.excluded)
-			continue;
-		row = collector_place(c, m, (int)k.tgid, (int)k.tid, s->id.vcpu_id, s->id.comm,
-				      s->id.process, &vm);
-		if (!row)
-			continue;
-		static struct figures f;
-
-		memset(&f, 0, sizeof(f));
-		memcpy(f.lock_wait, s->wait_hist, sizeof(f.lock_wait));
-		memcpy(f.lock_other_waits, s->other_waits, sizeof(f.lock_other_waits));
-		memcpy(f.lock_other_wait_ns, s->other_wait_ns, sizeof(f.lock_other_wait_ns));
-		figures_add(&row->f, &f);
-		figures_add(&vm->total, &f);
+		if (!bpf_map_lookup_elem(fd, &k, s))
+			add_lock(c, m, &k, s);
 	}
+	for (size_t i = 0; i < x->n_retired_lock; i++)
+		add_lock(c, m, &x->retired_lock[i].key, &x->retired_lock[i].stats);
 	free(s);
 	return 0;
+}
+
+static void add_mmu(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
+		    const struct kvmmmu_mmu_stats *s)
+{
+	static struct figures f;
+	struct vm_row *vm;
+	struct vcpu_row *row;
+
+	if (!s->id.ready)
+		return;
+	row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->id.vcpu_id, s->id.comm,
+			      s->id.process, &vm);
+	if (!row)
+		return;
+	memset(&f, 0, sizeof(f));
+	memcpy(f.mmu, s->counters, sizeof(f.mmu));
+	f.mmu_ns[DIRTY_LOG_ENABLE_NS] = s->enable_ns;
+	f.mmu_ns[DIRTY_LOG_DISABLE_NS] = s->disable_ns;
+	f.mmu_ns[DIRTY_LOG_GET_NS] = s->get_ns;
+	f.mmu_ns[DIRTY_LOG_CLEAR_NS] = s->clear_ns;
+	f.mmu_ns[ROOT_LOAD_NS] = s->root_load_ns;
+	figures_add(&row->f, &f);
+	figures_add(&vm->total, &f);
 }
 
 static int read_events(struct mmu_extras *x, struct collector *c, struct model *m)
@@ -311,27 +404,12 @@ static int read_events(struct mmu_extras *x, struct collector *c, struct model *
 	int more;
 
 	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		static struct figures f;
-		struct vm_row *vm;
-		struct vcpu_row *row;
-
 		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (bpf_map_lookup_elem(fd, &k, &s) || !s.id.ready || s.id.excluded)
-			continue;
-		row = collector_place(c, m, (int)k.tgid, (int)k.tid, s.id.vcpu_id, s.id.comm,
-				      s.id.process, &vm);
-		if (!row)
-			continue;
-		memset(&f, 0, sizeof(f));
-		memcpy(f.mmu, s.counters, sizeof(f.mmu));
-		f.mmu_ns[DIRTY_LOG_ENABLE_NS] = s.enable_ns;
-		f.mmu_ns[DIRTY_LOG_DISABLE_NS] = s.disable_ns;
-		f.mmu_ns[DIRTY_LOG_GET_NS] = s.get_ns;
-		f.mmu_ns[DIRTY_LOG_CLEAR_NS] = s.clear_ns;
-		f.mmu_ns[ROOT_LOAD_NS] = s.root_load_ns;
-		figures_add(&row->f, &f);
-		figures_add(&vm->total, &f);
+		if (!bpf_map_lookup_elem(fd, &k, &s))
+			add_mmu(c, m, &k, &s);
 	}
+	for (size_t i = 0; i < x->n_retired_mmu; i++)
+		add_mmu(c, m, &x->retired_mmu[i].key, &x->retired_mmu[i].stats);
 	return 0;
 }
 
@@ -344,10 +422,6 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
 		err = read_lock(x, c, m);
 	if (!err && x->events_ok)
 		err = read_events(x, c, m);
-	if (x->lock)
-		m->health.drops += x->lock->bss->health.drops;
-	if (x->events)
-		m->health.drops += x->events->bss->health.drops;
 	model_sort(m);
 	return err;
 }
@@ -356,6 +430,8 @@ void mmu_extras_close(struct mmu_extras *x)
 {
 	while (x->n_links)
 		bpf_link__destroy(x->links[--x->n_links]);
+	free(x->retired_lock);
+	free(x->retired_mmu);
 	mmu_lock_bpf__destroy(x->lock);
 	mmu_events_bpf__destroy(x->events);
 	free(x->timeline);

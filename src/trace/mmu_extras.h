@@ -29,6 +29,16 @@ struct timeline_event {
 	__u64 faults_between; /* faults since the previous event of the same VM */
 };
 
+struct retired_lock {
+	struct kvmmmu_thread_key key;
+	struct kvmmmu_lock_stats stats;
+};
+
+struct retired_mmu {
+	struct kvmmmu_thread_key key;
+	struct kvmmmu_mmu_stats stats;
+};
+
 struct mmu_extras {
 	struct mmu_lock_bpf *lock;
 	struct mmu_events_bpf *events;
@@ -39,9 +49,13 @@ struct mmu_extras {
 	size_t n_probes;
 	struct timeline_event *timeline;
 	size_t n_timeline;
-	double mono_to_wall; /* add to bpf_ktime_get_ns() seconds to get wall time */
-	bool lock_ok;	     /* mmu_lock waits are measured */
-	bool events_ok;	     /* lifecycle counters and the timeline work */
+	double mono_to_wall;		   /* add to bpf_ktime_get_ns() seconds to get wall time */
+	struct retired_lock *retired_lock; /* exited threads' last figures */
+	size_t n_retired_lock;
+	struct retired_mmu *retired_mmu;
+	size_t n_retired_mmu;
+	bool lock_ok;	/* mmu_lock waits are measured */
+	bool events_ok; /* lifecycle counters and the timeline work */
 };
 
 /*

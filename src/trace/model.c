@@ -248,6 +248,10 @@ int model_delta(struct model *dst, const struct model *cur, const struct model *
 		return err;
 	dst->health.drops -= prev->health.drops;
 	dst->health.bad_ret -= prev->health.bad_ret;
+	dst->health.news_lost -= prev->health.news_lost;
+	dst->health.calls_full -= prev->health.calls_full;
+	dst->health.slots_full -= prev->health.slots_full;
+	dst->health.timeline_lost -= prev->health.timeline_lost;
 	for (size_t i = 0; i < dst->n_vms; i++) {
 		struct vm_row *vm = &dst->vms[i];
 		const struct vm_row *old = model_find_vm(prev, vm->pid);

@@ -176,5 +176,9 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 	x.row.vcpu = CSV_NO_VCPU;
 	put(&x, "drops", NULL, m->health.drops);
 	put(&x, "bad_ret_pf", NULL, m->health.bad_ret);
+	put(&x, "thread_news_lost", NULL, m->health.news_lost);
+	put(&x, "ioctl_calls_untimed", NULL, m->health.calls_full);
+	put(&x, "memslot_flags_lost", NULL, m->health.slots_full);
+	put(&x, "timeline_events_lost", NULL, m->health.timeline_lost);
 	return x.err;
 }

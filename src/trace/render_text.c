@@ -371,6 +371,42 @@ static bool idle(const struct figures *fg)
 	return true;
 }
 
+/* What was lost, by cause: nothing at all in a healthy run. */
+static void render_health(FILE *f, const struct kvmmmu_health *h)
+{
+	static const struct {
+		size_t offset;
+		const char *what;
+		bool incomplete; /* the figures above miss something */
+	} causes[] = {
+		{offsetof(struct kvmmmu_health, drops), "events dropped: a per-thread map was full",
+		 true},
+		{offsetof(struct kvmmmu_health, bad_ret), "RET_PF values beyond the known range",
+		 true},
+		{offsetof(struct kvmmmu_health, calls_full),
+		 "KVM ioctls not timed: too many in flight", true},
+		{offsetof(struct kvmmmu_health, slots_full),
+		 "memslot changes not told apart: too many memslots", true},
+		{offsetof(struct kvmmmu_health, timeline_lost), "timeline events lost: ring full",
+		 true},
+		{offsetof(struct kvmmmu_health, news_lost),
+		 "thread news lost (ring full; the maps were rescanned)", false},
+	};
+	bool incomplete = false;
+
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		__u64 n = *(const __u64 *)((const char *)h + causes[i].offset);
+
+		if (!n)
+			continue;
+		fprintf(f, "%sWARNING: %llu %s\n", incomplete ? "" : "\n", (unsigned long long)n,
+			causes[i].what);
+		incomplete |= causes[i].incomplete;
+	}
+	if (incomplete)
+		fprintf(f, "WARNING: the figures above are incomplete.\n");
+}
+
 void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 {
 	size_t shown = 0;
@@ -407,9 +443,5 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 	}
 	if (!shown)
 		fprintf(f, "No KVM MMU faults seen.\n");
-	if (m->health.drops || m->health.bad_ret)
-		fprintf(f,
-			"\nWARNING: %llu events dropped (thread map full), %llu unexpected "
-			"RET_PF values: figures are incomplete.\n",
-			(unsigned long long)m->health.drops, (unsigned long long)m->health.bad_ret);
+	render_health(f, &m->health);
 }
