@@ -25,6 +25,11 @@
 const volatile int ret_pf_fixed = -1;
 const volatile int ret_pf_spurious = -1;
 const volatile int ret_pf_emulate = -1;
+const volatile int ret_pf_retry = -1;
+/* what a write fault that maps its page read-only returns: WRITE_PROTECTED (6.12+), else EMULATE */
+const volatile int ret_pf_write_protected = -1;
+/* kvm.tdp_mmu as the module has it (6.3+, where the VM keeps no copy): -1 unknown, 0, 1 */
+const volatile int tdp_mmu_param = -1;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
 /*
@@ -40,7 +45,7 @@ KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_thread_stats);
 static __always_inline struct kvmmmu_thread_stats *thread(void)
 {
 	return thread_entry(&thread_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
-			    &thread_news, &health);
+			    &thread_news, false, &health);
 }
 
 static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
@@ -60,30 +65,82 @@ static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
 	s->ret_pf[slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
 }
 
-/* Tracepoint model: the requested SPTE was left as it was, so the fault was spurious. */
-static __always_inline void resolve_pending(struct kvmmmu_thread_stats *s)
-{
-	if (!s->st.pending)
-		return;
-	s->st.pending = 0;
-	if (!func_mode)
-		count_ret(s, ret_pf_spurious);
-}
-
+/* Ends the pending fault with RET; NOW is when its SPTE was set, 0 if none was (no latency). */
 static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, __u64 now)
 {
 	s->st.pending = 0;
 	if (func_mode)
 		return;
 	count_ret(s, ret);
-	if (s->st.tdp_changes)
+	if (s->st.tdp_mmu_fault || s->st.tdp_changes)
 		s->counters[KVMMMU_PATH_TDP_MMU]++;
 	else if (s->st.walked)
 		s->counters[KVMMMU_PATH_SHADOW]++;
 	else
 		s->counters[KVMMMU_PATH_DIRECT]++;
-	if (s->st.walked && s->st.walk_ts)
+	if (now && s->st.walked && s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
+}
+
+/*
+ * Tracepoint model: a request that nothing resolved. The shadow MMU and the
+ * legacy direct MMU found the SPTE already right (mmu_set_spte() traces
+ * nothing then): spurious. The TDP MMU traces its spurious faults, so there
+ * nothing means it lost a cmpxchg, or met a frozen SPTE: RET_PF_RETRY.
+ */
+static __always_inline void resolve_pending(struct kvmmmu_thread_stats *s)
+{
+	if (!s->st.pending)
+		return;
+	close_fault(s, s->st.tdp_mmu_fault ? ret_pf_retry : ret_pf_spurious, 0);
+	s->st.walked = 0;
+}
+
+/*
+ * Before 6.3, direct_page_fault() also handled the TDP MMU's faults: it chose
+ * kvm_tdp_mmu_map() by the VM's tdp_mmu_enabled, a snapshot of the module
+ * parameter that 6.3 removed when it split out kvm_tdp_mmu_page_fault().
+ * The "___pre_6_3" flavours match struct kvm_arch and struct kvm where the
+ * member exists; elsewhere bpf_core_field_exists() is false.
+ */
+struct kvm_arch___pre_6_3 {
+	bool tdp_mmu_enabled;
+} __attribute__((preserve_access_index));
+
+struct kvm___pre_6_3 {
+	struct kvm_arch___pre_6_3 arch;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool vm_tdp_mmu_enabled(struct kvm_vcpu *vcpu)
+{
+	struct kvm___pre_6_3 *kvm = (void *)BPF_CORE_READ(vcpu, kvm);
+
+	if (!bpf_core_field_exists(kvm->arch.tdp_mmu_enabled))
+		return false;
+	return BPF_CORE_READ(kvm, arch.tdp_mmu_enabled);
+}
+
+/*
+ * Whether the thread's VM uses the TDP MMU, found once per thread: before
+ * 6.3 from its struct kvm, since then from the module parameter (read-only
+ * while KVM is loaded, so the same for every VM).
+ */
+static __always_inline bool thread_vm_tdp_mmu(struct kvmmmu_thread_stats *s)
+{
+	struct kvm___pre_6_3 *probe = NULL;
+	struct kvm_vcpu *vcpu;
+
+	if (!s->st.vm_mmu) {
+		if (bpf_core_field_exists(probe->arch.tdp_mmu_enabled)) {
+			vcpu = current_vcpu();
+			if (!vcpu)
+				return false; /* not known yet: ask again */
+			s->st.vm_mmu = vm_tdp_mmu_enabled(vcpu) ? 2 : 1;
+		} else {
+			s->st.vm_mmu = tdp_mmu_param == 1 ? 2 : 1;
+		}
+	}
+	return s->st.vm_mmu == 2;
 }
 
 /* ---- tracepoints; each has a tp_btf and a raw_tp twin sharing one body ---- */
@@ -156,13 +213,27 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 		s->counters[KVMMMU_FAULTS]++;
 	s->st.pending = 1;
 	s->st.tdp_changes = 0;
+	s->st.changed_level = 0;
+	s->st.fault_write = fault && BPF_CORE_READ(fault, write);
+	s->st.tdp_mmu_fault = fault && BPF_CORE_READ(fault, is_tdp) && thread_vm_tdp_mmu(s);
 	return 0;
 }
 TP_PAIR(kvm_mmu_spte_requested, on_spte_requested(fault), struct kvm_page_fault *fault)
 
-static __always_inline int on_set_spte(void)
+#define SPTE_WRITABLE (1ULL << 1) /* PT_WRITABLE_MASK, and VMX_EPT_WRITABLE_MASK too */
+
+/*
+ * The SPTE of the request was set. Fixed, but: the TDP MMU traces this for a
+ * spurious fault as well (its SPTE was already right: no change of it was
+ * seen), and a write fault whose page had to stay read-only (write-tracked,
+ * e.g. a shadowed guest page table) returns WRITE_PROTECTED (EMULATE before
+ * 6.12), from either MMU.
+ */
+static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep)
 {
 	struct kvmmmu_thread_stats *s = thread();
+	int ret = ret_pf_fixed;
+	u64 spte = 0;
 
 	if (!s)
 		return 0;
@@ -172,11 +243,17 @@ static __always_inline int on_set_spte(void)
 		s->counters[KVMMMU_SPTES_PREFETCHED]++;
 		return 0;
 	}
-	close_fault(s, ret_pf_fixed, bpf_ktime_get_ns());
+	if (s->st.tdp_mmu_fault &&
+	    (s->st.changed_level != (__u32)level || s->st.changed_gfn != gfn))
+		ret = ret_pf_spurious;
+	else if (s->st.fault_write && !bpf_probe_read_kernel(&spte, sizeof(spte), sptep) &&
+		 !(spte & SPTE_WRITABLE))
+		ret = ret_pf_write_protected;
+	close_fault(s, ret, bpf_ktime_get_ns());
 	s->st.walked = 0;
 	return 0;
 }
-TP_PAIR(kvm_mmu_set_spte, on_set_spte(), int level, gfn_t gfn, u64 *sptep)
+TP_PAIR(kvm_mmu_set_spte, on_set_spte(level, gfn, sptep), int level, gfn_t gfn, u64 *sptep)
 
 static __always_inline int on_mark_mmio_spte(void)
 {
@@ -203,7 +280,7 @@ static __always_inline int on_mmio_page_fault(void)
 }
 TP_PAIR(handle_mmio_page_fault, on_mmio_page_fault(), u64 addr, gfn_t gfn, unsigned access)
 
-static __always_inline int on_tdp_spte_changed(void)
+static __always_inline int on_tdp_spte_changed(gfn_t gfn, int level)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
@@ -211,9 +288,11 @@ static __always_inline int on_tdp_spte_changed(void)
 		return 0;
 	s->counters[KVMMMU_TDP_SPTE_CHANGES]++;
 	s->st.tdp_changes++;
+	s->st.changed_gfn = gfn;
+	s->st.changed_level = (__u32)level;
 	return 0;
 }
-TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(), int as_id, gfn_t gfn, int level,
+TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(gfn, level), int as_id, gfn_t gfn, int level,
 	u64 old_spte, u64 new_spte)
 
 /*
@@ -253,17 +332,8 @@ static __always_inline int on_kvm_page_fault(void)
 		s->counters[KVMMMU_PF_EXITS]++;
 	return 0;
 }
-/* Arguments differ across kernels (6.1 added vcpu); the body reads none. */
-SEC("tp_btf/kvm_page_fault")
-int kvm_page_fault_btf(u64 *ctx)
-{
-	return on_kvm_page_fault();
-}
-SEC("raw_tp/kvm_page_fault")
-int kvm_page_fault_raw(u64 *ctx)
-{
-	return on_kvm_page_fault();
-}
+/* Arguments differ across kernels (6.1 added vcpu). */
+TP_PAIR_NO_ARGS(kvm_page_fault, on_kvm_page_fault())
 
 /*
  * A thread of a process with map entries exits: tell user space, which keeps
@@ -292,17 +362,8 @@ static __always_inline int on_thread_exit(void)
 	bpf_ringbuf_submit(ev, 0);
 	return 0;
 }
-/* Arguments differ across kernels (6.13 added group_dead); the body reads none. */
-SEC("tp_btf/sched_process_exit")
-int sched_process_exit_btf(u64 *ctx)
-{
-	return on_thread_exit();
-}
-SEC("raw_tp/sched_process_exit")
-int sched_process_exit_raw(u64 *ctx)
-{
-	return on_thread_exit();
-}
+/* Arguments differ across kernels (6.13 added group_dead). */
+TP_PAIR_NO_ARGS(sched_process_exit, on_thread_exit())
 
 /* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */
 
@@ -373,30 +434,6 @@ static __always_inline int on_handler_exit(long ret, bool shadow)
 	}
 	s->st.handler_ts = 0;
 	return 0;
-}
-
-/*
- * Before 6.3, direct_page_fault() also handled the TDP MMU's faults: it chose
- * kvm_tdp_mmu_map() by the VM's tdp_mmu_enabled, a snapshot of the module
- * parameter that 6.3 removed when it split out kvm_tdp_mmu_page_fault().
- * The "___pre_6_3" flavours match struct kvm_arch and struct kvm where the
- * member exists; elsewhere bpf_core_field_exists() is false.
- */
-struct kvm_arch___pre_6_3 {
-	bool tdp_mmu_enabled;
-} __attribute__((preserve_access_index));
-
-struct kvm___pre_6_3 {
-	struct kvm_arch___pre_6_3 arch;
-} __attribute__((preserve_access_index));
-
-static __always_inline bool vm_tdp_mmu_enabled(struct kvm_vcpu *vcpu)
-{
-	struct kvm___pre_6_3 *kvm = (void *)BPF_CORE_READ(vcpu, kvm);
-
-	if (!bpf_core_field_exists(kvm->arch.tdp_mmu_enabled))
-		return false;
-	return BPF_CORE_READ(kvm, arch.tdp_mmu_enabled);
 }
 
 /* The legacy direct MMU handles this fault, not the TDP MMU. */

@@ -70,12 +70,14 @@ static __always_inline void thread_id_init(struct kvmmmu_thread_id *id)
  * the map entry itself, so no other thread's id can leak into it (a per-CPU
  * template could be rewritten by a program that preempted this one). A new
  * thread is announced on NEWS, so that user space names it (and reads /proc
- * and KVM's stats fds) while it is alive. NULL when its process is not in
+ * and KVM's stats fds) while it is alive; with FIRST_OF_PROCESS only when
+ * its process is new to every map (the objects other than the faults one:
+ * their threads need no vCPU, their processes a name). NULL when its process is not in
  * TRACED (the pid filter, or NULL for none): such threads get no entry at
  * all. NULL also when the map is full (counted in HEALTH).
  */
 static __always_inline void *thread_entry(void *map, void *zero, void *traced, void *news,
-					  struct kvmmmu_health *health)
+					  bool first_of_process, struct kvmmmu_health *health)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
@@ -104,11 +106,13 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	if (!err) {
 		thread_id_init(t);
 		t->ready = 1;
+		if (first_of_process && bpf_map_lookup_elem(&seen_procs, &key.tgid))
+			return t;
 		bpf_map_update_elem(&seen_procs, &key.tgid, &one, BPF_ANY);
 		ev = bpf_ringbuf_reserve(news, sizeof(*ev), 0);
 		if (ev) {
 			ev->key = key;
-			ev->kind = KVMMMU_THREAD_NEW;
+			ev->kind = first_of_process ? KVMMMU_THREAD_NEW_PROCESS : KVMMMU_THREAD_NEW;
 			ev->group_dead = 0;
 			ev->id = *t;
 			bpf_ringbuf_submit(ev, 0);
@@ -129,6 +133,19 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	}                                                                                          \
 	SEC("raw_tp/" #event)                                                                      \
 	int BPF_PROG(event##_raw, ##__VA_ARGS__)                                                   \
+	{                                                                                          \
+		return body_call;                                                                  \
+	}
+
+/* The same, for tracepoints whose arguments the body does not read (and which vary by kernel). */
+#define TP_PAIR_NO_ARGS(event, body_call)                                                          \
+	SEC("tp_btf/" #event)                                                                      \
+	int event##_btf(u64 *ctx)                                                                  \
+	{                                                                                          \
+		return body_call;                                                                  \
+	}                                                                                          \
+	SEC("raw_tp/" #event)                                                                      \
+	int event##_raw(u64 *ctx)                                                                  \
 	{                                                                                          \
 		return body_call;                                                                  \
 	}

@@ -40,7 +40,7 @@ struct kvmmmu_health health;
 /* Threads' first events and exits (struct kvmmmu_thread_news), for user space to act at once. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, 1024 * 1024); /* 16384 records: a burst of VMs starting at once */
 } thread_news SEC(".maps");
 
 /* Processes that have an entry in some per-thread map: whose exits are news. */

@@ -31,7 +31,7 @@ KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_mmu_stats);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
+	__uint(max_entries, 256 * 1024); /* 4096 events between two polls */
 } events SEC(".maps");
 
 /* A KVM ioctl in progress, per thread. */
@@ -67,7 +67,7 @@ struct {
 static __always_inline struct kvmmmu_mmu_stats *thread(void)
 {
 	return thread_entry(&mmu_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
-			    &thread_news, &health);
+			    &thread_news, true, &health);
 }
 
 static __always_inline int count(enum kvmmmu_mmu_counter c)

@@ -44,7 +44,7 @@ static __always_inline bool is_mmu_lock(void *lock)
 static __always_inline struct kvmmmu_lock_stats *thread(void)
 {
 	return thread_entry(&lock_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
-			    &thread_news, &health);
+			    &thread_news, true, &health);
 }
 
 /* The thread's entry if it has one: contention_end never creates. */

@@ -57,6 +57,7 @@ struct kvmmmu_fault_state {
 	__u64 handler_ts;    /* page-fault handler entry */
 	__u64 memslot_ts;    /* kvm_vcpu_gfn_to_memslot entry */
 	__u64 walk_addr;     /* the address that walk was for */
+	__u64 changed_gfn;   /* the last TDP MMU SPTE change since the request: gfn */
 	__u32 pending;	     /* an SPTE was requested and is not resolved yet */
 	__u32 in_fault;	     /* inside kvm_mmu_page_fault (or a handler) */
 	__u32 fast_resolved; /* fast_page_fault fixed this fault */
@@ -64,6 +65,10 @@ struct kvmmmu_fault_state {
 	__u32 walked;	     /* a guest walk for this fault: set by the walk, confirmed or
 				cleared by the request, ended by the SPTE or a walker error */
 	__u32 direct;	     /* direct_page_fault entered in this fault */
+	__u32 changed_level; /* ... and level (0: none) */
+	__u32 tdp_mmu_fault; /* the request is the TDP MMU's (fault->is_tdp and the VM uses it) */
+	__u32 fault_write;   /* the request is for a write */
+	__u32 vm_mmu;	     /* the thread's VM: 0 not known yet, 1 no TDP MMU, 2 TDP MMU */
 };
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */
@@ -78,8 +83,9 @@ struct kvmmmu_thread_id {
 
 /* What the thread_news ring buffer says of a traced thread. */
 enum kvmmmu_thread_news_kind {
-	KVMMMU_THREAD_NEW,  /* its first event: name it while it lives */
-	KVMMMU_THREAD_EXIT, /* it exited: keep its figures, free its map entries */
+	KVMMMU_THREAD_NEW,	   /* its first event: name it, find its vCPU, while it lives */
+	KVMMMU_THREAD_EXIT,	   /* it exited: keep its figures, free its map entries */
+	KVMMMU_THREAD_NEW_PROCESS, /* the first thread of a process, seen by another object */
 };
 
 struct kvmmmu_thread_news {

@@ -264,6 +264,7 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	check_open_collector(st, env, &pid, 1);
 	if (!st->collector_open)
 		return 1;
+	collector_arm(&st->c); /* the window itself is made exact by stopping the VM */
 	err = vm_stats_update(&kvm, pid, false);
 	if (err) {
 		elog("--validate: cannot read KVM's counters of pid %d: %s", pid,

@@ -337,21 +337,27 @@ static void print_timestamp(FILE *out)
 static int report(struct hist_run *r, struct model *prev, bool final)
 {
 	struct model total = {}, delta = {};
+	double read_at;
 	int err;
 
 	collector_tick(&r->c);
+	find_targets(r);
+	kvm_stats_tick(r);
+	/* kvmmmu's figures, then KVM's at once: the closest two readings of a running VM get */
+	read_at = sysinfo_monotonic();
 	err = collector_read(&r->c, &total, final);
+	for (size_t i = 0; i < r->n_kvm; i++)
+		vm_stats_refresh(&r->kvm[i]);
+	r->ro.kvm_read_gap = sysinfo_monotonic() - read_at;
 	if (!err)
 		err = mmu_extras_read(&r->extras, &r->c, &total);
 	if (err)
 		return err;
-	find_targets(r);
 	retain_traced(r, &total);
-	kvm_stats_tick(r);
-	for (size_t i = 0; i < r->n_kvm; i++)
-		vm_stats_refresh(&r->kvm[i]);
 	r->ro.kvm = r->kvm;
 	r->ro.n_kvm = r->n_kvm;
+	/* interval reports show KVM's counts over the interval too; the summary, the whole run */
+	r->ro.kvm_since_mark = !final && prev;
 	if (!final && prev) {
 		err = model_delta(&delta, &total, prev);
 		if (err)
@@ -361,6 +367,9 @@ static int report(struct hist_run *r, struct model *prev, bool final)
 		print_timestamp(r->out);
 	r->ro.hide_idle = !final;
 	render_text(r->out, final || !prev ? &total : &delta, &r->ro);
+	r->ro.timeline_from = r->extras.n_timeline; /* each event is printed once */
+	for (size_t i = 0; i < r->n_kvm; i++)
+		vm_stats_mark(&r->kvm[i]); /* the next interval starts here */
 	if (fflush(r->out) && errno == EPIPE)
 		exiting = SIGPIPE; /* nobody reads the report: end, but finish the CSV */
 	if (r->csv_open) {
@@ -583,8 +592,12 @@ static int setup(struct hist_run *r)
 		}
 	}
 	find_targets(r);
-	/* baselines of VMs already running, taken as close to the attach as we can */
-	kvm_stats_tick(r);
+	kvm_stats_tick(r); /* the stats fds of VMs already running */
+	/* KVM's baselines and the start of counting, a few reads apart */
+	for (size_t i = 0; i < r->n_kvm; i++)
+		if (!r->kvm[i].from_zero)
+			vm_stats_rebase(&r->kvm[i]);
+	collector_arm(&r->c);
 	return 0;
 }
 
@@ -623,6 +636,8 @@ int main(int argc, char **argv)
 		fprintf(r.out, " of the processes -p selects");
 	fprintf(r.out, "... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
 	render_probe_header(r.out, &r.ro);
+	render_unavailable(stderr,
+			   &r.ro); /* what this kernel cannot give: for the user, not the data */
 	if (fflush(r.out) && errno == EPIPE)
 		exiting = SIGPIPE; /* | head -1: nobody wants more */
 	release_command(&r);

@@ -78,3 +78,11 @@ char *sysinfo_join_argv(int argc, char **argv)
 	}
 	return s;
 }
+
+int sysinfo_tdp_mmu_param(void)
+{
+	char buf[16];
+
+	sysinfo_tdp_mmu(buf, sizeof(buf));
+	return buf[0] == 'Y' ? 1 : buf[0] == 'N' ? 0 : -1;
+}

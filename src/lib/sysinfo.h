@@ -12,6 +12,8 @@
 
 /* Contents of /sys/module/kvm/parameters/tdp_mmu ("Y", "N"), or "unknown". */
 const char *sysinfo_tdp_mmu(char *buf, size_t len);
+/* The same as a number: 1 for Y, 0 for N, -1 when unknown. */
+int sysinfo_tdp_mmu_param(void);
 const char *sysinfo_kernel_release(char *buf, size_t len);
 /* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
 uint64_t sysinfo_mem_available(void);

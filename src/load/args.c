@@ -16,7 +16,7 @@ static const char usage[] =
 	"Generate a known KVM MMU fault load: a small VM whose vCPUs write one byte\n"
 	"per 4 KiB page of their own memory, at CPL3, in 64-bit long mode.\n"
 	"\n"
-	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--dirty-log ITERS] [--passes N]\n"
+	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--dirty-log ITERS] [--passes N]\n"
 	"                   [--duration SECS] [--thp] [--thread-names STYLE] [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
@@ -30,6 +30,9 @@ static const char usage[] =
 	"OPTIONS:\n"
 	"      --vcpus N          vCPUs, one thread each, named \"CPU N/KVM\" (default 1)\n"
 	"      --mem SIZE         test memory per vCPU, e.g. 64M, 1G (default 64M)\n"
+	"      --shared           all vCPUs write the same SIZE at once, as KVM's\n"
+	"                         kvm_page_table_test does: faults collide, giving\n"
+	"                         spurious faults and retries (no per-vCPU count then)\n"
 	"      --dirty-log ITERS  write passes with dirty logging enabled (default 0)\n"
 	"      --passes N         write passes without dirty logging, populate included\n"
 	"                         (default 1)\n"
@@ -52,11 +55,13 @@ static const char usage[] =
 	"    kvmmmu-load --dirty-log 3            # refault every page 3 more times\n"
 	"    kvmmmu-load --dirty-log 1 --duration 60  # dirty-log faults for a minute\n"
 	"    kvmmmu-load --thp --mem 1G           # 2 MiB mappings, few faults\n"
+	"    kvmmmu-load --vcpus 4 --shared --dirty-log 3  # colliding faults\n"
 	"    kvmmmu-load --csv run.csv --label baseline\n";
 
 enum {
 	OPT_VCPUS = 256,
 	OPT_MEM,
+	OPT_SHARED,
 	OPT_DIRTY_LOG,
 	OPT_PASSES,
 	OPT_DURATION,
@@ -74,6 +79,7 @@ static const struct option long_opts[] = {
 	{"passes", required_argument, NULL, OPT_PASSES},
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
+	{"shared", no_argument, NULL, OPT_SHARED},
 	{"csv", required_argument, NULL, OPT_CSV},
 	{"label", required_argument, NULL, OPT_LABEL},
 	{"thread-names", required_argument, NULL, OPT_THREAD_NAMES},
@@ -183,6 +189,9 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_THP:
 			o->thp = true;
+			break;
+		case OPT_SHARED:
+			o->shared = true;
 			break;
 		case OPT_CSV:
 			if (!*optarg) {

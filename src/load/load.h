@@ -38,7 +38,8 @@ enum thread_names {
 
 struct load_opts {
 	unsigned int vcpus;
-	uint64_t mem;		  /* bytes per vCPU */
+	uint64_t mem;		  /* bytes per vCPU; with shared, for all of them */
+	bool shared;		  /* every vCPU writes the same pages, at once */
 	unsigned int passes;	  /* write passes without dirty logging, populate included */
 	unsigned int dirty_iters; /* 0: no dirty logging */
 	double duration;	  /* seconds, 0: not timed */
@@ -73,6 +74,7 @@ struct vm {
 	size_t test_map_len;
 	void *test_mem;
 	uint64_t test_size;
+	bool shared;	     /* every vCPU's region is the whole test memory */
 	uint32_t test_flags; /* KVM_MEM_* flags currently set on TEST_SLOT */
 	bool manual_protect; /* KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE is on */
 	uint64_t *dirty_bitmap;

@@ -235,13 +235,23 @@ static void print_setup(const struct vm *vm, const struct load_opts *o)
 {
 	char per[32], total[32];
 
-	fprintf(load_out,
-		"Test memory: %u vCPU%s x %s = %s at GPA [0x%llx, 0x%llx), "
-		"host pages: %s\n",
-		o->vcpus, o->vcpus == 1 ? "" : "s", report_size(per, sizeof(per), o->mem),
-		report_size(total, sizeof(total), vm->test_size), (unsigned long long)TEST_GPA,
-		(unsigned long long)(TEST_GPA + vm->test_size),
-		o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)");
+	if (o->shared)
+		fprintf(load_out,
+			"Test memory: %s shared by %u vCPU%s (all write every page) at GPA "
+			"[0x%llx, 0x%llx), host pages: %s\n",
+			report_size(total, sizeof(total), vm->test_size), o->vcpus,
+			o->vcpus == 1 ? "" : "s", (unsigned long long)TEST_GPA,
+			(unsigned long long)(TEST_GPA + vm->test_size),
+			o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)");
+	else
+		fprintf(load_out,
+			"Test memory: %u vCPU%s x %s = %s at GPA [0x%llx, 0x%llx), "
+			"host pages: %s\n",
+			o->vcpus, o->vcpus == 1 ? "" : "s", report_size(per, sizeof(per), o->mem),
+			report_size(total, sizeof(total), vm->test_size),
+			(unsigned long long)TEST_GPA,
+			(unsigned long long)(TEST_GPA + vm->test_size),
+			o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)");
 	if (o->dirty_iters)
 		fprintf(load_out, "Dirty log: %s\n",
 			vm->manual_protect ? "manual protection (KVM_CLEAR_DIRTY_LOG)"

@@ -114,8 +114,13 @@ static int create_vcpu(struct vm *vm, struct vcpu *v, int id, const struct kvm_c
 		elog("vCPU %d: cannot map kvm_run: %s", id, strerror(errno));
 		return -1;
 	}
-	v->gpa = TEST_GPA + (uint64_t)id * (vm->test_size / vm->nr_vcpus);
-	v->pages = vm->test_size / vm->nr_vcpus / LOAD_PAGE_SIZE;
+	if (vm->shared) { /* all at the same pages, in the same order: they collide */
+		v->gpa = TEST_GPA;
+		v->pages = vm->test_size / LOAD_PAGE_SIZE;
+	} else {
+		v->gpa = TEST_GPA + (uint64_t)id * (vm->test_size / vm->nr_vcpus);
+		v->pages = vm->test_size / vm->nr_vcpus / LOAD_PAGE_SIZE;
+	}
 	if (guest_init_vcpu(v, cpuid))
 		return -1;
 	err = kvm_stats_open_kvm_fd(&v->stats, v->fd);
@@ -134,7 +139,8 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 	vm->kvm_fd = kvm_fd;
 	vm->fd = -1;
 	vm->nr_vcpus = o->vcpus;
-	vm->test_size = o->mem * o->vcpus;
+	vm->shared = o->shared;
+	vm->test_size = o->shared ? o->mem : o->mem * o->vcpus;
 
 	size = ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
 	if (size < (int)sizeof(struct kvm_run)) {

@@ -16,6 +16,7 @@
 #include "ksyms.h"
 #include "log.h"
 #include "procs.h"
+#include "sysinfo.h"
 #include "tracefs.h"
 
 /* Tracepoints, in the order the header line lists them. */
@@ -31,15 +32,22 @@ static const struct {
 	{"sched", "sched_process_exit", false}, /* frees exited threads' entries */
 };
 
-/* Function probes; "exit" ones also need a return probe. */
+/*
+ * Function probes; "exit" ones also need a return probe. An fexit program
+ * reads the return value after the arguments, at a fixed index: RET_ARG
+ * says where (the arguments the 5.16+ prototype has), -1 where it reads none.
+ * A kernel with another prototype gets the kretprobe, which reads it from
+ * the return register whatever the arguments.
+ */
 static const struct {
 	const char *func;
 	bool has_exit;
 	bool defines_outcome; /* needed for function-probe outcomes */
+	int ret_arg;
 } functions[] = {
-	{"kvm_mmu_page_fault", true, true},	  {"kvm_tdp_page_fault", true, true},
-	{"paging64_page_fault", true, true},	  {"direct_page_fault", false, false},
-	{"kvm_vcpu_gfn_to_memslot", true, false},
+	{"kvm_mmu_page_fault", true, true, -1},	      {"kvm_tdp_page_fault", true, true, 2},
+	{"paging64_page_fault", true, true, 2},	      {"direct_page_fault", false, false, -1},
+	{"kvm_vcpu_gfn_to_memslot", true, false, -1},
 };
 
 static int open_announcements(struct collector *c);
@@ -229,6 +237,11 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC])
 	ro->ret_pf_fixed = ret_pf_value(&c->ret_pf, "fixed");
 	ro->ret_pf_spurious = ret_pf_value(&c->ret_pf, "spurious");
 	ro->ret_pf_emulate = ret_pf_value(&c->ret_pf, "emulate");
+	ro->ret_pf_retry = ret_pf_value(&c->ret_pf, "retry");
+	ro->ret_pf_write_protected = ret_pf_value(&c->ret_pf, "write_protected") >= 0
+					     ? ret_pf_value(&c->ret_pf, "write_protected")
+					     : ro->ret_pf_emulate;
+	ro->tdp_mmu_param = sysinfo_tdp_mmu_param();
 }
 
 static int attach_one(struct collector *c, struct probe_status *p)
@@ -287,6 +300,28 @@ static unsigned int default_max_threads(void)
 }
 
 /*
+ * Prototype drift: an fexit program that reads the return value at a fixed
+ * argument index would read an argument on a kernel whose prototype differs
+ * (before 5.16 the handlers took four), and the verifier would not notice.
+ * There the kretprobe is used, or nothing, saying why.
+ */
+static enum attach_kind check_prototype(struct collector *c, size_t i, char *why, size_t len)
+{
+	int params;
+
+	if (functions[i].ret_arg < 0)
+		return ATTACH_FENTRY;
+	params = kernel_btf_func_params(&c->kb, functions[i].func);
+	if (params == functions[i].ret_arg)
+		return ATTACH_FENTRY;
+	snprintf(why, len, "fentry: %s takes %d arguments here, kvmmmu's fexit expects %d",
+		 functions[i].func, params, functions[i].ret_arg);
+	if (c->opts.mode == PROBE_MODE_FENTRY || !kprobe_pmu_present())
+		return ATTACH_NONE;
+	return ATTACH_KPROBE;
+}
+
+/*
  * A forced --probe-mode fentry or kprobe is a promise of exact outcomes from
  * the handlers: when one of them cannot be had that way, say why and stop,
  * rather than fall back to tracepoints behind the user's back.
@@ -327,9 +362,13 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		     "usable kvmmmu:fast_page_fault format");
 		return err;
 	}
-	for (size_t i = 0; i < N_FUNC; i++)
+	for (size_t i = 0; i < N_FUNC; i++) {
 		func_kind[i] = collector_choose_function(c, functions[i].func, c->probes[i].why,
 							 sizeof(c->probes[i].why));
+		if (func_kind[i] == ATTACH_FENTRY)
+			func_kind[i] =
+				check_prototype(c, i, c->probes[i].why, sizeof(c->probes[i].why));
+	}
 	err = check_forced_mode(c, func_kind);
 	if (err)
 		return err;
@@ -382,7 +421,6 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		}
 		if (!retry) {
 			c->health[c->n_health++] = &c->skel->bss->health;
-			c->skel->bss->armed = true; /* all attached: faults may start */
 			return open_announcements(c);
 		}
 		err = check_forced_mode(c, func_kind);
@@ -397,6 +435,11 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		c->skel = NULL;
 	}
 	return -ELOOP;
+}
+
+void collector_arm(struct collector *c)
+{
+	c->skel->bss->armed = true;
 }
 
 int collector_trace_pid(struct collector *c, int pid)
@@ -471,11 +514,15 @@ static void note_new_process(struct collector *c, int tgid)
 	c->new_procs[c->n_new_procs++] = tgid;
 }
 
-/* A thread seen for the first time, while it runs: name it, and find its vCPU in /proc now. */
-static void note_thread(struct collector *c, int tgid, int tid, const struct kvmmmu_thread_id *id)
+/*
+ * A thread seen for the first time, while it runs: name it and, when FAULTS
+ * (the faults object saw it: it may be a vCPU), find its vCPU in /proc now.
+ */
+static void note_thread(struct collector *c, int tgid, int tid, const struct kvmmmu_thread_id *id,
+			bool faults)
 {
 	struct thread_name *proc = find_name(c, tgid, 0);
-	bool vcpu_unknown = id->vcpu_id < 0 || c->opts.attribution == ATTRIBUTE_PROC;
+	bool vcpu_unknown = faults && (id->vcpu_id < 0 || c->opts.attribution == ATTRIBUTE_PROC);
 	struct thread_name *t;
 
 	if (!proc) {
@@ -513,6 +560,9 @@ static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *k
 		if (!bpf_map_lookup_elem(fd, key, &r->stats) && r->stats.id.ready) {
 			r->key = *key;
 			c->n_retired++;
+			/* its news may have been lost: name it now, or -p NAME never sees its VM */
+			if (!find_name(c, (int)key->tgid, (int)key->tid))
+				note_thread(c, (int)key->tgid, (int)key->tid, &r->stats.id, false);
 		}
 	}
 	bpf_map_delete_elem(fd, key);
@@ -533,8 +583,9 @@ static int on_thread_news(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*ev))
 		return 0;
-	if (ev->kind == KVMMMU_THREAD_NEW)
-		note_thread(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id);
+	if (ev->kind == KVMMMU_THREAD_NEW || ev->kind == KVMMMU_THREAD_NEW_PROCESS)
+		note_thread(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id,
+			    ev->kind == KVMMMU_THREAD_NEW);
 	else if (ev->kind == KVMMMU_THREAD_EXIT)
 		retire_thread(ctx, &ev->key, ev->group_dead);
 	return 0;
@@ -603,7 +654,7 @@ static void scan_threads(struct collector *c)
 		more = !bpf_map_get_next_key(fd, &k, &next);
 		if (!find_name(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s) &&
 		    s->id.ready)
-			note_thread(c, (int)k.tgid, (int)k.tid, &s->id);
+			note_thread(c, (int)k.tgid, (int)k.tid, &s->id, true);
 		if (syscall(SYS_tgkill, k.tgid, k.tid, 0) && errno == ESRCH) {
 			struct kvmmmu_thread_key *d = realloc(dead, (n_dead + 1) * sizeof(*d));
 
@@ -651,54 +702,51 @@ size_t collector_take_new(struct collector *c, const int **pids)
 	return n;
 }
 
-struct vcpu_row *collector_place(struct collector *c, struct model *m, int tgid, int tid,
-				 int vcpu_id, const char *comm, const char *process,
-				 struct vm_row **vm_out)
+void collector_add_figures(struct collector *c, struct model *m,
+			   const struct kvmmmu_thread_key *key, const struct kvmmmu_thread_id *id,
+			   const struct figures *f)
 {
+	int tgid = (int)key->tgid, tid = (int)key->tid, vcpu;
 	struct vm_row *vm = model_vm(m, tgid);
 	struct vcpu_row *row;
-	int vcpu;
 
 	if (!vm)
-		return NULL;
+		return;
 	if (!vm->comm[0])
-		snprintf(vm->comm, sizeof(vm->comm), "%.15s", process);
-	if (c->opts.attribution == ATTRIBUTE_AUTO && vcpu_id >= 0)
-		vcpu = vcpu_id;
+		snprintf(vm->comm, sizeof(vm->comm), "%.15s", id->process);
+	if (c->opts.attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
+		vcpu = id->vcpu_id;
 	else
 		vcpu = vcpu_map_lookup(&c->vcpus, tgid, tid);
 	/* /proc was not read in time (the VM was too short): the name BPF captured */
 	if (vcpu < 0)
-		vcpu = vcpu_from_thread_name(comm);
+		vcpu = vcpu_from_thread_name(id->comm);
 	row = model_row(vm, vcpu, tid);
-	if (row && !row->comm[0])
-		snprintf(row->comm, sizeof(row->comm), "%.15s", comm);
-	*vm_out = vm;
-	return row;
+	if (!row)
+		return;
+	if (!row->comm[0])
+		snprintf(row->comm, sizeof(row->comm), "%.15s", id->comm);
+	figures_add(&row->f, f);
+	figures_add(&vm->total, f);
 }
 
 static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
 		       const struct kvmmmu_thread_stats *s, bool final)
 {
 	static struct figures f; /* large: off the stack */
-	struct vm_row *vm;
-	struct vcpu_row *row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->id.vcpu_id,
-					       s->id.comm, s->id.process, &vm);
 
-	if (!row)
-		return;
 	memset(&f, 0, sizeof(f));
 	memcpy(f.counters, s->counters, sizeof(f.counters));
 	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
 	memcpy(f.hist, s->hist, sizeof(f.hist));
 	if (final && s->st.pending && !c->func_mode) {
-		int spurious = ret_pf_value(&c->ret_pf, "spurious");
+		/* as resolve_pending() would: the TDP MMU traces its spurious faults */
+		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
 
-		if (spurious >= 0)
-			f.ret_pf[spurious]++;
+		if (ret >= 0)
+			f.ret_pf[ret]++;
 	}
-	figures_add(&row->f, &f);
-	figures_add(&vm->total, &f);
+	collector_add_figures(c, m, k, &s->id, &f);
 }
 
 int collector_read(struct collector *c, struct model *m, bool final)

@@ -116,6 +116,12 @@ struct collector {
 
 /* Decodes RET_PF_* (BTF, then tracefs), then chooses, loads and attaches. */
 int collector_open(struct collector *c, const struct collector_opts *opts);
+/*
+ * Lets faults start counting, once every program of every object is
+ * attached (they attach one by one: a request seen before its SPTE's
+ * program was there would look spurious). Take KVM's baselines just before.
+ */
+void collector_arm(struct collector *c);
 /* Adds PID to the BPF pid filter; its threads must not have run yet (see opts.pids). */
 int collector_trace_pid(struct collector *c, int pid);
 /*
@@ -142,12 +148,13 @@ int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
 int collector_read(struct collector *c, struct model *m, bool final);
 void collector_close(struct collector *c);
 /*
- * The model row for thread TID of process TGID: its vCPU (from BPF's
- * VCPU_ID, or the /proc map), else a row of its own. Sets *VM to the VM row.
+ * Adds F, the figures of thread KEY (named and placed by ID), to its row in M
+ * and to its VM's total. Its row is its vCPU's (from BPF's vcpu_id, the /proc
+ * map, or its name), else a row of its own.
  */
-struct vcpu_row *collector_place(struct collector *c, struct model *m, int tgid, int tid,
-				 int vcpu_id, const char *comm, const char *process,
-				 struct vm_row **vm);
+void collector_add_figures(struct collector *c, struct model *m,
+			   const struct kvmmmu_thread_key *key, const struct kvmmmu_thread_id *id,
+			   const struct figures *f);
 
 /*
  * fentry, kprobe or nothing for FUNC in this kernel and probe mode: BTF,

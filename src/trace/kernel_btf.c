@@ -59,6 +59,23 @@ bool kernel_btf_find_func(const struct kernel_btf *kb, const char *name, int *bt
 	return true;
 }
 
+int kernel_btf_func_params(const struct kernel_btf *kb, const char *name)
+{
+	const struct btf_type *func, *proto;
+	struct btf *b;
+	bool in_module;
+	int id;
+
+	if (!kernel_btf_find_func(kb, name, &id, &in_module))
+		return -ENOENT;
+	b = in_module ? kb->kvm : kb->vmlinux;
+	func = btf__type_by_id(b, id);
+	proto = func ? btf__type_by_id(b, func->type) : NULL;
+	if (!proto || !btf_is_func_proto(proto))
+		return -ENOENT;
+	return btf_vlen(proto);
+}
+
 bool kernel_btf_has_tp_btf(const struct kernel_btf *kb, const char *event)
 {
 	struct btf *b = kernel_btf_kvm_types(kb);

@@ -21,6 +21,8 @@ struct btf *kernel_btf_kvm_types(const struct kernel_btf *kb);
 /* A BTF FUNC record named NAME, in vmlinux or the kvm module; sets *btf_id and *in_module. */
 bool kernel_btf_find_func(const struct kernel_btf *kb, const char *name, int *btf_id,
 			  bool *in_module);
+/* How many parameters function NAME takes in this kernel's BTF; -ENOENT without a record. */
+int kernel_btf_func_params(const struct kernel_btf *kb, const char *name);
 /* Whether the kernel can attach tp_btf programs to tracepoint EVENT (btf_trace_EVENT). */
 bool kernel_btf_has_tp_btf(const struct kernel_btf *kb, const char *event);
 /* fd of a kernel BTF object by name ("kvm"), for attaching to module functions; -errno. */

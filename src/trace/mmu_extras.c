@@ -335,21 +335,14 @@ static void add_lock(struct collector *c, struct model *m, const struct kvmmmu_t
 		     const struct kvmmmu_lock_stats *s)
 {
 	static struct figures f; /* large: off the stack */
-	struct vm_row *vm;
-	struct vcpu_row *row;
 
 	if (!s->id.ready)
-		return;
-	row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->id.vcpu_id, s->id.comm,
-			      s->id.process, &vm);
-	if (!row)
 		return;
 	memset(&f, 0, sizeof(f));
 	memcpy(f.lock_wait, s->wait_hist, sizeof(f.lock_wait));
 	memcpy(f.lock_other_waits, s->other_waits, sizeof(f.lock_other_waits));
 	memcpy(f.lock_other_wait_ns, s->other_wait_ns, sizeof(f.lock_other_wait_ns));
-	figures_add(&row->f, &f);
-	figures_add(&vm->total, &f);
+	collector_add_figures(c, m, k, &s->id, &f);
 }
 
 static int read_lock(struct mmu_extras *x, struct collector *c, struct model *m)
@@ -376,14 +369,8 @@ static void add_mmu(struct collector *c, struct model *m, const struct kvmmmu_th
 		    const struct kvmmmu_mmu_stats *s)
 {
 	static struct figures f;
-	struct vm_row *vm;
-	struct vcpu_row *row;
 
 	if (!s->id.ready)
-		return;
-	row = collector_place(c, m, (int)k->tgid, (int)k->tid, s->id.vcpu_id, s->id.comm,
-			      s->id.process, &vm);
-	if (!row)
 		return;
 	memset(&f, 0, sizeof(f));
 	memcpy(f.mmu, s->counters, sizeof(f.mmu));
@@ -392,8 +379,7 @@ static void add_mmu(struct collector *c, struct model *m, const struct kvmmmu_th
 	f.mmu_ns[DIRTY_LOG_GET_NS] = s->get_ns;
 	f.mmu_ns[DIRTY_LOG_CLEAR_NS] = s->clear_ns;
 	f.mmu_ns[ROOT_LOAD_NS] = s->root_load_ns;
-	figures_add(&row->f, &f);
-	figures_add(&vm->total, &f);
+	collector_add_figures(c, m, k, &s->id, &f);
 }
 
 static int read_events(struct mmu_extras *x, struct collector *c, struct model *m)

@@ -179,11 +179,24 @@ static void hist_merge(struct kvmmmu_hist *d, const struct kvmmmu_hist *s, size_
 }
 
 /* max_ns stays: a maximum cannot be subtracted. */
+/*
+ * D -= PREV, bucket by bucket. A maximum cannot be subtracted: the interval's
+ * is the whole run's when it lies in the interval's highest bucket, else at
+ * most that bucket's upper bound (the bound percentiles give too).
+ */
 static void hist_unmerge(struct kvmmmu_hist *d, const struct kvmmmu_hist *prev, size_t n)
 {
 	for (size_t h = 0; h < n; h++) {
+		__u32 top = KVMMMU_HIST_BUCKETS;
+
 		sub_u64(&d[h].count, &prev[h].count, 2);
 		sub_u64(d[h].slots, prev[h].slots, KVMMMU_HIST_BUCKETS);
+		while (top > 0 && !d[h].slots[top - 1])
+			top--;
+		if (!top)
+			d[h].max_ns = 0;
+		else if (kvmmmu_hist_slot(d[h].max_ns) != top - 1)
+			d[h].max_ns = kvmmmu_hist_slot_high(top - 1);
 	}
 }
 

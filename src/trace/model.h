@@ -73,7 +73,10 @@ void model_sort(struct model *m);
 void model_free(struct model *m);
 
 void figures_add(struct figures *dst, const struct figures *src);
-/* DST = CUR - PREV for counters and buckets; max_ns stays CUR's (it cannot be subtracted). */
+/*
+ * DST = CUR - PREV for counters and buckets; a histogram's max_ns is CUR's if
+ * it falls in the difference's highest bucket, else that bucket's upper bound.
+ */
 void figures_sub(struct figures *dst, const struct figures *cur, const struct figures *prev);
 /* A copy of CUR minus PREV, matched by pid and vCPU/thread; rows new in CUR are kept whole. */
 int model_delta(struct model *dst, const struct model *cur, const struct model *prev);

@@ -33,18 +33,23 @@ struct render_opts {
 	bool hide_idle;			 /* leave out VMs with no event (interval reports) */
 	const struct mmu_extras *extras; /* lock and lifecycle probes, timeline; may be NULL */
 	size_t csv_timeline_done;	 /* timeline events already written as CSV rows */
+	size_t timeline_from;		 /* text: timeline events before this were printed */
 	const struct vm_stats *kvm;	 /* KVM's counters per VM, for SECTION_KVM and CSV */
 	size_t n_kvm;
-	double unit_ns;	  /* 1, 1e3 or 1e6 */
-	const char *unit; /* "nsecs", "usecs", "msecs" */
+	bool kvm_since_mark; /* text: KVM's counts over the interval, like kvmmmu's */
+	double kvm_read_gap; /* seconds between kvmmmu's read and KVM's */
+	double unit_ns;	     /* 1, 1e3 or 1e6 */
+	const char *unit;    /* "nsecs", "usecs", "msecs" */
 };
 
 /* Parses a --metric list into SHOW; returns -EINVAL with the bad name in *bad. */
 int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad);
 const char *section_name(int section);
 
-/* The lines that say what is attached, how, and what cannot be shown. */
+/* The lines that say what is attached and how. */
 void render_probe_header(FILE *f, const struct render_opts *o);
+/* One compact block: what could not be attached (one line per reason) and what cannot be shown. */
+void render_unavailable(FILE *f, const struct render_opts *o);
 void render_text(FILE *f, const struct model *m, const struct render_opts *o);
 /* Prints a histogram folded into log2 rows with count bars, then its percentiles. */
 void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,

@@ -76,27 +76,79 @@ void render_probe_header(FILE *f, const struct render_opts *o)
 		c->func_mode ? "function return values"
 			     : "tracepoints (SPTE requested -> set = fixed, none = spurious)",
 		c->ret_pf.source == RET_PF_FROM_BTF ? "BTF" : "the tracefs format");
-	for (size_t i = 0; i < c->n_probes; i++) {
-		const struct probe_status *p = &c->probes[i];
+}
 
-		if (p->kind == ATTACH_NONE && p->wanted && !p->group)
-			fprintf(f, "Unavailable: %s: %s\n", p->name, p->why);
+/* Probes that could not be had, one line per reason, naming each probe once. */
+static void print_unavailable(FILE *f, const struct probe_status *const *p, size_t n)
+{
+	bool *done = calloc(n ? n : 1, sizeof(*done));
+
+	for (size_t i = 0; done && i < n; i++) {
+		const char *sep = "";
+
+		if (done[i])
+			continue;
+		fprintf(f, "Unavailable:");
+		for (size_t k = i; k < n; k++) {
+			if (done[k] || strcmp(p[k]->why, p[i]->why))
+				continue;
+			fprintf(f, "%s %s%s%s", sep, p[k]->group ? p[k]->group : "",
+				p[k]->group ? ":" : "", p[k]->name);
+			sep = ",";
+			done[k] = true;
+		}
+		fprintf(f, " (%s)\n", p[i]->why);
 	}
+	free(done);
+}
+
+void render_unavailable(FILE *f, const struct render_opts *o)
+{
+	const struct collector *c = o->c;
+	const struct probe_status *missing[COLLECTOR_MAX_PROBES + EXTRAS_MAX_PROBES];
+	size_t n = 0;
+	const char *sep = "", *why;
+
+	for (size_t i = 0; i < c->n_probes; i++)
+		if (c->probes[i].kind == ATTACH_NONE && c->probes[i].wanted && !c->probes[i].group)
+			missing[n++] = &c->probes[i];
+	for (size_t i = 0; o->extras && i < o->extras->n_probes; i++)
+		if (o->extras->probes[i].kind == ATTACH_NONE)
+			missing[n++] = &o->extras->probes[i];
+	print_unavailable(f, missing, n);
 	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
-		const char *why;
-
-		if (o->show[SECTION_HIST0 + h] && !collector_hist_available(c, h, &why))
-			fprintf(f, "Cannot show %s: %s\n", kvmmmu_hist_names[h], why);
+		if (!o->show[SECTION_HIST0 + h] || collector_hist_available(c, h, &why))
+			continue;
+		fprintf(f, "%s %s", *sep ? "," : "Cannot show:", kvmmmu_hist_names[h]);
+		sep = ",";
 	}
-	if (o->show[SECTION_MEMSLOT] && !collector_hist_available(c, KVMMMU_HIST_MEMSLOT, &sep))
-		fprintf(f, "Cannot show memslot lookups per fault: %s\n", sep);
-	for (size_t i = 0; o->extras && i < o->extras->n_probes; i++) {
-		const struct probe_status *p = &o->extras->probes[i];
-
-		if (p->kind == ATTACH_NONE)
-			fprintf(f, "Unavailable: %s%s%s: %s\n", p->group ? p->group : "",
-				p->group ? ":" : "", p->name, p->why);
+	if (o->show[SECTION_MEMSLOT] && !collector_hist_available(c, KVMMMU_HIST_MEMSLOT, &why)) {
+		fprintf(f, "%s memslot lookups per fault", *sep ? "," : "Cannot show:");
+		sep = ",";
 	}
+	if (*sep)
+		fprintf(f, " (they need the probes above)\n");
+}
+
+/* A value in the report's unit, plain: whole nanoseconds, else one decimal. */
+static const char *plain(char buf[32], double v, const struct render_opts *o)
+{
+	snprintf(buf, 32, o->unit_ns == 1 ? "%.0f" : "%.1f", v);
+	return buf;
+}
+
+/* A duration in the unit that suits it: "785.7 ms", "12.3 us", "940 ns". */
+static const char *scaled(char buf[32], __u64 ns)
+{
+	if (ns >= 1000000000ULL)
+		snprintf(buf, 32, "%.2f s", ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, 32, "%.1f ms", ns / 1e6);
+	else if (ns >= 1000)
+		snprintf(buf, 32, "%.1f us", ns / 1e3);
+	else
+		snprintf(buf, 32, "%llu ns", (unsigned long long)ns);
+	return buf;
 }
 
 static double pct(__u64 part, __u64 whole)
@@ -172,6 +224,7 @@ void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
 {
 	__u64 rows[65] = {}, max_count = 0;
 	int first = -1, last = -1;
+	char num[32];
 	static const struct {
 		const char *name;
 		double p;
@@ -208,10 +261,11 @@ void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
 	}
 	fprintf(f, "    ");
 	for (size_t i = 0; i < 4; i++)
-		fprintf(f, "%s %.6g  ", pcts[i].name,
-			(double)hist_percentile(h, pcts[i].p) / o->unit_ns);
-	fprintf(f, "max %.6g  avg %.6g %s\n", (double)h->max_ns / o->unit_ns,
-		(double)h->sum_ns / (double)h->count / o->unit_ns, o->unit);
+		fprintf(f, "%s %s  ", pcts[i].name,
+			plain(num, (double)hist_percentile(h, pcts[i].p) / o->unit_ns, o));
+	fprintf(f, "max %s  ", plain(num, (double)h->max_ns / o->unit_ns, o));
+	fprintf(f, "avg %s %s\n", plain(num, (double)h->sum_ns / (double)h->count / o->unit_ns, o),
+		o->unit);
 }
 
 const struct vm_stats *render_kvm_stats(const struct render_opts *o, int pid)
@@ -222,8 +276,12 @@ const struct vm_stats *render_kvm_stats(const struct render_opts *o, int pid)
 	return NULL;
 }
 
-/* KVM's own view of the same faults, to read next to kvmmmu's. */
-static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu)
+/*
+ * KVM's own view of the same faults, to read next to kvmmmu's: over the same
+ * interval, read a moment later (a running VM takes faults in between: the
+ * line says how long; only --validate stops the VM for an exact window).
+ */
+static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, const struct render_opts *o)
 {
 	static const char *const names[] = {"pf_taken",	  "pf_fixed", "pf_spurious",
 					    "pf_emulate", "pf_fast",  "pf_guest"};
@@ -232,15 +290,20 @@ static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu)
 	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++) {
 		uint64_t value;
 
-		if (vcpu < 0 ? vm_stats_sum(v, names[i], &value)
-			     : vm_stats_get(v, vcpu, names[i], &value))
+		int err = o->kvm_since_mark
+				  ? (vcpu < 0 ? vm_stats_sum_since_mark(v, names[i], &value)
+					      : vm_stats_get_since_mark(v, vcpu, names[i], &value))
+				  : (vcpu < 0 ? vm_stats_sum(v, names[i], &value)
+					      : vm_stats_get(v, vcpu, names[i], &value));
+
+		if (err)
 			continue;
 		fprintf(f, "%s %s %llu", any ? "," : "    KVM counts:", names[i],
 			(unsigned long long)value);
 		any = true;
 	}
 	if (any)
-		fputc('\n', f);
+		fprintf(f, " (read %.1f ms after kvmmmu's)\n", o->kvm_read_gap * 1e3);
 }
 
 /* The denominator for "share of fault time": whole faults, else walk-to-SPTE. */
@@ -261,16 +324,18 @@ static void render_lock(FILE *f, const struct figures *fg, const struct render_o
 	const char *what;
 	__u64 total = fault_time_ns(fg, &what);
 
-	fprintf(f, "    mmu_lock waits in faults: read %llu (%.6g %s), write %llu (%.6g %s)",
-		(unsigned long long)r->count, (double)r->sum_ns / o->unit_ns, o->unit,
-		(unsigned long long)w->count, (double)w->sum_ns / o->unit_ns, o->unit);
+	char a[32], b[32];
+
+	fprintf(f, "    mmu_lock waits in faults: read %llu (%s), write %llu (%s)",
+		(unsigned long long)r->count, scaled(a, r->sum_ns), (unsigned long long)w->count,
+		scaled(b, w->sum_ns));
 	if (total)
 		fprintf(f, "; %.1f%% of %s", pct(r->sum_ns + w->sum_ns, total), what);
-	fprintf(f, "\n    mmu_lock waits elsewhere: read %llu (%.6g %s), write %llu (%.6g %s)\n",
+	fprintf(f, "\n    mmu_lock waits elsewhere: read %llu (%s), write %llu (%s)\n",
 		(unsigned long long)fg->lock_other_waits[KVMMMU_LOCK_READ],
-		(double)fg->lock_other_wait_ns[KVMMMU_LOCK_READ] / o->unit_ns, o->unit,
+		scaled(a, fg->lock_other_wait_ns[KVMMMU_LOCK_READ]),
 		(unsigned long long)fg->lock_other_waits[KVMMMU_LOCK_WRITE],
-		(double)fg->lock_other_wait_ns[KVMMMU_LOCK_WRITE] / o->unit_ns, o->unit);
+		scaled(b, fg->lock_other_wait_ns[KVMMMU_LOCK_WRITE]));
 	for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++)
 		if (fg->lock_wait[mode].count)
 			render_hist(f, &fg->lock_wait[mode], kvmmmu_lock_hist_names[mode], o);
@@ -310,10 +375,10 @@ static void render_mmu(FILE *f, const struct figures *fg)
 }
 
 /* The VM's memslot and dirty-log events, each with the faults since the one before. */
-static void render_timeline(FILE *f, const struct mmu_extras *x, int pid)
+static void render_timeline(FILE *f, const struct mmu_extras *x, int pid, size_t from)
 {
 	double first = 0;
-	bool any = false;
+	bool any = false, header = false;
 
 	for (size_t i = 0; x && i < x->n_timeline; i++) {
 		const struct timeline_event *t = &x->timeline[i];
@@ -322,9 +387,14 @@ static void render_timeline(FILE *f, const struct mmu_extras *x, int pid)
 		if ((int)e->tgid != pid)
 			continue;
 		if (!any) {
-			fprintf(f, "    timeline:\n");
-			first = t->wall;
+			first = t->wall; /* times are from the VM's first event */
 			any = true;
+		}
+		if (i < from)
+			continue; /* printed in an earlier report */
+		if (!header) {
+			fprintf(f, "    timeline%s:\n", from ? " (new events)" : "");
+			header = true;
 		}
 		fprintf(f, "    %+10.6fs  %-16s", t->wall - first, timeline_kind_str(e->kind));
 		if (e->kind != KVMMMU_EV_ZAP_ALL_FAST)
@@ -350,7 +420,7 @@ static void render_figures(FILE *f, const struct figures *fg, const struct rende
 	if (o->show[SECTION_EVENTS])
 		render_events(f, fg);
 	if (o->show[SECTION_KVM])
-		render_kvm(f, kvm, vcpu);
+		render_kvm(f, kvm, vcpu, o);
 	if (o->show[SECTION_LOCK] && o->extras && o->extras->lock_ok)
 		render_lock(f, fg, o);
 	if (o->show[SECTION_MMU] && o->extras && o->extras->events_ok)
@@ -407,6 +477,19 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		fprintf(f, "WARNING: the figures above are incomplete.\n");
 }
 
+/* A thread that is not a vCPU is worth a row of its own when it has shown figures. */
+static bool thread_row_worth_showing(const struct figures *fg, const struct render_opts *o)
+{
+	bool lock = false, mmu = false;
+
+	for (int m = 0; m < KVMMMU_LOCK_MODES; m++)
+		lock |= fg->lock_wait[m].count || fg->lock_other_waits[m];
+	for (int i = 0; i < KVMMMU_N_MMU_COUNTERS; i++)
+		mmu |= fg->mmu[i] != 0;
+	return fg->counters[KVMMMU_FAULTS] || (o->show[SECTION_LOCK] && lock) ||
+	       (o->show[SECTION_MMU] && mmu);
+}
+
 void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 {
 	size_t shown = 0;
@@ -421,7 +504,7 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, vm->comm);
 			render_figures(f, &vm->total, o, render_kvm_stats(o, vm->pid), -1);
 			if (o->show[SECTION_TIMELINE])
-				render_timeline(f, o->extras, vm->pid);
+				render_timeline(f, o->extras, vm->pid, o->timeline_from);
 		}
 		if (!o->per_vcpu && o->only_vcpu < 0)
 			continue;
@@ -430,6 +513,9 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 
 			if (o->only_vcpu >= 0 && row->vcpu != o->only_vcpu)
 				continue;
+			if (row->vcpu < 0 && !thread_row_worth_showing(&row->f, o))
+				continue; /* a VMM thread with nothing shown here: its figures are
+					     in the VM's */
 			if (row->vcpu >= 0)
 				fprintf(f, "\nVM pid %d vCPU %d (%s)\n", vm->pid, row->vcpu,
 					row->comm);

@@ -151,7 +151,8 @@ int vm_stats_rebase(struct vm_stats *v)
 	return 0;
 }
 
-int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value)
+static int get(const struct vm_stats *v, int vcpu, const char *name, bool since_mark,
+	       uint64_t *value)
 {
 	const struct kvm_stats *s = NULL;
 	const uint64_t *base = NULL;
@@ -159,12 +160,13 @@ int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t 
 
 	if (vcpu < 0 && v->have_vm) {
 		s = &v->vm;
-		base = v->vm_baseline;
+		base = since_mark && v->vm_mark ? v->vm_mark : v->vm_baseline;
 	}
 	for (size_t i = 0; vcpu >= 0 && i < v->n_vcpus; i++) {
 		if (v->vcpus[i].vcpu == vcpu) {
 			s = &v->vcpus[i].stats;
-			base = v->vcpus[i].baseline;
+			base = since_mark && v->vcpus[i].mark ? v->vcpus[i].mark
+							      : v->vcpus[i].baseline;
 		}
 	}
 	if (!s || !(d = kvm_stats_find(s, name)))
@@ -176,7 +178,7 @@ int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t 
 	return 0;
 }
 
-int vm_stats_sum(const struct vm_stats *v, const char *name, uint64_t *value)
+static int sum(const struct vm_stats *v, const char *name, bool since_mark, uint64_t *value)
 {
 	int err = -ENOENT;
 
@@ -184,12 +186,44 @@ int vm_stats_sum(const struct vm_stats *v, const char *name, uint64_t *value)
 	for (size_t i = 0; i < v->n_vcpus; i++) {
 		uint64_t one;
 
-		if (!vm_stats_get(v, v->vcpus[i].vcpu, name, &one)) {
+		if (!get(v, v->vcpus[i].vcpu, name, since_mark, &one)) {
 			*value += one;
 			err = 0;
 		}
 	}
 	return err;
+}
+
+int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value)
+{
+	return get(v, vcpu, name, false, value);
+}
+
+int vm_stats_sum(const struct vm_stats *v, const char *name, uint64_t *value)
+{
+	return sum(v, name, false, value);
+}
+
+int vm_stats_get_since_mark(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value)
+{
+	return get(v, vcpu, name, true, value);
+}
+
+int vm_stats_sum_since_mark(const struct vm_stats *v, const char *name, uint64_t *value)
+{
+	return sum(v, name, true, value);
+}
+
+void vm_stats_mark(struct vm_stats *v)
+{
+	if (v->have_vm) {
+		free(v->vm_mark);
+		v->vm_mark = snapshot(&v->vm);
+	}
+	for (size_t i = 0; i < v->n_vcpus; i++) {
+		free(v->vcpus[i].mark);
+		v->vcpus[i].mark = snapshot(&v->vcpus[i].stats);
+	}
 }
 
 void vm_stats_close(struct vm_stats *v)
@@ -199,8 +233,10 @@ void vm_stats_close(struct vm_stats *v)
 	for (size_t i = 0; i < v->n_vcpus; i++) {
 		kvm_stats_close(&v->vcpus[i].stats);
 		free(v->vcpus[i].baseline);
+		free(v->vcpus[i].mark);
 	}
 	free(v->vcpus);
 	free(v->vm_baseline);
+	free(v->vm_mark);
 	memset(v, 0, sizeof(*v));
 }

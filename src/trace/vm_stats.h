@@ -24,6 +24,7 @@ struct vcpu_stats {
 	int vcpu;
 	struct kvm_stats stats;
 	uint64_t *baseline; /* values when tracing started; NULL: count from zero */
+	uint64_t *mark;	    /* values at the last vm_stats_mark(); NULL: none yet */
 };
 
 struct vm_stats {
@@ -31,6 +32,7 @@ struct vm_stats {
 	bool have_vm;
 	struct kvm_stats vm;
 	uint64_t *vm_baseline;
+	uint64_t *vm_mark;
 	struct vcpu_stats *vcpus;
 	size_t n_vcpus;
 	bool from_zero; /* the VMM started after tracing: everything it counted is ours */
@@ -50,6 +52,11 @@ int vm_stats_rebase(struct vm_stats *v);
 int vm_stats_get(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value);
 /* A vCPU statistic summed over the VM's vCPUs since tracing started. */
 int vm_stats_sum(const struct vm_stats *v, const char *name, uint64_t *value);
+/* The current values (as last refreshed) become the mark: where an interval starts. */
+void vm_stats_mark(struct vm_stats *v);
+/* The same as vm_stats_get() and vm_stats_sum(), since the mark (or the start, before one). */
+int vm_stats_get_since_mark(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value);
+int vm_stats_sum_since_mark(const struct vm_stats *v, const char *name, uint64_t *value);
 void vm_stats_close(struct vm_stats *v);
 
 #endif

@@ -75,7 +75,7 @@ if [ "$(nproc)" -ge 2 ]; then
 	check mmu/lock-write-waits-vm "VM $busy: '$vm' write waits" test "${vm:-0}" -gt 0
 	check mmu/lock-write-waits-each-vcpu "vCPU 0: '$v0', vCPU 1: '$v1'" \
 		test "${v0:-0}" -gt 0 -a "${v1:-0}" -gt 0
-	check mmu/lock-text "no mmu_lock line" grep -q '^    mmu_lock waits in faults: read 0 (0 nsecs), write [1-9]' "$TMP/lock.out"
+	check mmu/lock-text "no mmu_lock line" grep -q '^    mmu_lock waits in faults: read 0 (0 ns), write [1-9]' "$TMP/lock.out"
 else
 	for t in lock-write-waits-vm lock-write-waits-each-vcpu lock-text; do
 		skip "mmu/$t" "$(nproc) CPU available: two vCPUs cannot contend for mmu_lock"

@@ -137,6 +137,35 @@ static void delta_subtracts_matching_rows(void **state)
 	model_free(&prev);
 }
 
+/* An interval's max is its own, not the whole run's: exact or a bucket bound. */
+static void interval_max_is_the_intervals(void **state)
+{
+	static struct figures prev, cur, d;
+	struct kvmmmu_hist *p = &prev.hist[0], *c = &cur.hist[0];
+
+	(void)state;
+	/* before: one 5 ms fault; this interval: two 3 us faults */
+	p->slots[kvmmmu_hist_slot(5000000)] = 1;
+	p->count = 1;
+	p->max_ns = 5000000;
+	*c = *p;
+	c->slots[kvmmmu_hist_slot(3000)] += 2;
+	c->count = 3;
+	figures_sub(&d, &cur, &prev);
+	assert_int_equal(d.hist[0].count, 2);
+	assert_true(d.hist[0].max_ns >= 3000);
+	assert_true(d.hist[0].max_ns == kvmmmu_hist_slot_high(kvmmmu_hist_slot(3000)));
+	/* the run's max falls in this interval's top bucket: it is this interval's */
+	c->slots[kvmmmu_hist_slot(7000000)]++;
+	c->count++;
+	c->max_ns = 7000000;
+	figures_sub(&d, &cur, &prev);
+	assert_int_equal(d.hist[0].max_ns, 7000000);
+	/* nothing in the interval */
+	figures_sub(&d, &cur, &cur);
+	assert_int_equal(d.hist[0].max_ns, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -145,6 +174,7 @@ int main(void)
 		cmocka_unit_test(percentiles_match_sorted_samples),
 		cmocka_unit_test(percentile_of_empty_and_single),
 		cmocka_unit_test(delta_subtracts_matching_rows),
+		cmocka_unit_test(interval_max_is_the_intervals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
