@@ -405,13 +405,22 @@ static __always_inline int on_handler_entry(void)
 	return 0;
 }
 
+/* Which MMU a page-fault handler is: its faults' path, unless the fast path fixed them. */
+enum handler_kind {
+	HANDLER_TDP,	   /* kvm_tdp_page_fault: the TDP MMU, or the legacy one (st.direct) */
+	HANDLER_SHADOW,	   /* paging64/paging32/ept_page_fault: shadow paging */
+	HANDLER_NONPAGING, /* nonpaging_page_fault: guest paging off, the legacy direct MMU */
+};
+
 /*
- * The outer handler (kvm_tdp_page_fault or paging64_page_fault) ends the
- * fault: its return value is the RET_PF_* outcome. Faults outside
+ * The handler kvm_mmu_do_page_fault() called ends the fault: its return
+ * value is the RET_PF_* outcome. Each of the five (kvm_tdp_page_fault, the
+ * shadow MMU's paging64/paging32/ept_page_fault, nonpaging_page_fault) is
+ * probed, so every fault is counted once whichever takes it. Faults outside
  * kvm_mmu_page_fault (prefetch, async-PF completion, KVM_PRE_FAULT_MEMORY)
  * are not counted, as KVM's pf_taken does not count them.
  */
-static __always_inline int on_handler_exit(long ret, bool shadow)
+static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 {
 	struct kvmmmu_thread_stats *s = thread();
 	__u64 now;
@@ -424,9 +433,9 @@ static __always_inline int on_handler_exit(long ret, bool shadow)
 		count_ret(s, (int)ret);
 		if (!s->st.fast_resolved) {
 			kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
-			if (shadow)
+			if (kind == HANDLER_SHADOW)
 				s->counters[KVMMMU_PATH_SHADOW]++;
-			else if (s->st.direct)
+			else if (kind == HANDLER_NONPAGING || s->st.direct)
 				s->counters[KVMMMU_PATH_DIRECT]++;
 			else
 				s->counters[KVMMMU_PATH_TDP_MMU]++;
@@ -494,48 +503,34 @@ int BPF_KRETPROBE(kvm_mmu_page_fault_kretprobe)
 	return on_fault_exit();
 }
 
-SEC("fentry/kvm_tdp_page_fault")
-int BPF_PROG(kvm_tdp_page_fault_fentry)
-{
-	return on_handler_entry();
-}
-SEC("fexit/kvm_tdp_page_fault")
-int BPF_PROG(kvm_tdp_page_fault_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, int ret)
-{
-	return on_handler_exit(ret, false);
-}
-SEC("kprobe/kvm_tdp_page_fault")
-int BPF_KPROBE(kvm_tdp_page_fault_kprobe)
-{
-	return on_handler_entry();
-}
-SEC("kretprobe/kvm_tdp_page_fault")
-int BPF_KRETPROBE(kvm_tdp_page_fault_kretprobe, int ret)
-{
-	return on_handler_exit(ret, false);
-}
+/* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */
+#define HANDLER_PROBES(func, kind)                                                                 \
+	SEC("fentry/" #func)                                                                       \
+	int BPF_PROG(func##_fentry)                                                                \
+	{                                                                                          \
+		return on_handler_entry();                                                         \
+	}                                                                                          \
+	SEC("fexit/" #func)                                                                        \
+	int BPF_PROG(func##_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, int ret)   \
+	{                                                                                          \
+		return on_handler_exit(ret, kind);                                                 \
+	}                                                                                          \
+	SEC("kprobe/" #func)                                                                       \
+	int BPF_KPROBE(func##_kprobe)                                                              \
+	{                                                                                          \
+		return on_handler_entry();                                                         \
+	}                                                                                          \
+	SEC("kretprobe/" #func)                                                                    \
+	int BPF_KRETPROBE(func##_kretprobe, int ret)                                               \
+	{                                                                                          \
+		return on_handler_exit(ret, kind);                                                 \
+	}
 
-SEC("fentry/paging64_page_fault")
-int BPF_PROG(paging64_page_fault_fentry)
-{
-	return on_handler_entry();
-}
-SEC("fexit/paging64_page_fault")
-int BPF_PROG(paging64_page_fault_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault,
-	     int ret)
-{
-	return on_handler_exit(ret, true);
-}
-SEC("kprobe/paging64_page_fault")
-int BPF_KPROBE(paging64_page_fault_kprobe)
-{
-	return on_handler_entry();
-}
-SEC("kretprobe/paging64_page_fault")
-int BPF_KRETPROBE(paging64_page_fault_kretprobe, int ret)
-{
-	return on_handler_exit(ret, true);
-}
+HANDLER_PROBES(kvm_tdp_page_fault, HANDLER_TDP)
+HANDLER_PROBES(paging64_page_fault, HANDLER_SHADOW)
+HANDLER_PROBES(paging32_page_fault, HANDLER_SHADOW)
+HANDLER_PROBES(ept_page_fault, HANDLER_SHADOW)
+HANDLER_PROBES(nonpaging_page_fault, HANDLER_NONPAGING)
 
 SEC("fentry/direct_page_fault")
 int BPF_PROG(direct_page_fault_fentry, struct kvm_vcpu *vcpu)

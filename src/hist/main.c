@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,9 +33,10 @@
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;
 
-#define TICK_MS 100	 /* longest wait for BPF's news: new threads wake us at once */
-#define MAX_TRACED 1024	 /* processes one look at /proc considers at once */
-#define MAX_KVM_STATS 64 /* VMs whose KVM counters are shown */
+#define TICK_MS 100	/* longest wait for BPF's news: new threads wake us at once */
+#define MAX_TRACED 1024 /* processes one look at /proc considers at once */
+/* Descriptors kept free of KVM's stats fds (BPF objects, links, files, /proc). */
+#define FD_RESERVE 256
 
 #define CHILD_TERM_SECS 5 /* a command that outlives SIGTERM by this much is killed */
 
@@ -54,11 +56,12 @@ struct hist_run {
 	pid_t child;
 	pid_t parent; /* our pid, for the child to check that we still live */
 	int child_status;
-	int release_fd; /* the child execs once we write to it */
-	struct vm_stats kvm[MAX_KVM_STATS];
+	int release_fd;	      /* the child execs once we write to it */
+	struct vm_stats *kvm; /* KVM's counters, per VM seen: exited ones frozen, without fds */
 	size_t n_kvm;
 	unsigned long long start_ticks; /* our start, in clock ticks since boot */
 	int kvm_err;			/* why KVM's counters cannot be read, reported once */
+	bool kvm_fd_note;		/* out of fds for them, reported once */
 };
 
 /*
@@ -95,17 +98,23 @@ static void handle_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* r->traced is kept sorted: a long run traces thousands of VMs one after another. */
 static bool is_traced(const struct hist_run *r, int pid)
 {
-	for (size_t i = 0; i < r->n_traced; i++)
-		if (r->traced[i] == pid)
-			return true;
-	return false;
+	return r->n_traced && bsearch(&pid, r->traced, r->n_traced, sizeof(int), cmp_pid);
 }
 
 static int trace_pid(struct hist_run *r, int pid)
 {
 	int *t, err;
+	size_t at;
 
 	if (is_traced(r, pid))
 		return 0;
@@ -118,7 +127,10 @@ static int trace_pid(struct hist_run *r, int pid)
 	if (!t)
 		return -ENOMEM;
 	r->traced = t;
-	r->traced[r->n_traced++] = pid;
+	for (at = r->n_traced; at > 0 && t[at - 1] > pid; at--)
+		t[at] = t[at - 1];
+	t[at] = pid;
+	r->n_traced++;
 	return 0;
 }
 
@@ -136,20 +148,19 @@ static bool has_name_specs(const struct hist_env *env)
  * collector while they lived), so a VM that starts later is counted from its
  * first fault.
  */
-static void find_targets(struct hist_run *r)
+static void find_targets(struct hist_run *r, const int *pids, size_t n)
 {
 	for (int i = 0; i < r->env.n_specs; i++)
 		if (r->env.specs[i].pid)
 			trace_pid(r, r->env.specs[i].pid);
-	for (size_t i = 0; i < r->c.n_names; i++) {
-		const struct thread_name *n = &r->c.names[i];
+	/* only processes first seen now: each is matched once, not at every tick */
+	for (size_t i = 0; i < n; i++) {
+		const char *comm = collector_process_name(&r->c, pids[i]);
 
-		if (n->tid)
-			continue;
-		for (int s = 0; s < r->env.n_specs; s++)
+		for (int s = 0; comm && s < r->env.n_specs; s++)
 			if (!r->env.specs[s].pid &&
-			    proc_spec_matches(&r->env.specs[s], n->tgid, n->comm))
-				trace_pid(r, n->tgid);
+			    proc_spec_matches(&r->env.specs[s], pids[i], comm))
+				trace_pid(r, pids[i]);
 	}
 }
 
@@ -200,25 +211,44 @@ static unsigned long long start_ticks(int pid)
 	return ticks;
 }
 
-static void kvm_stats_for(struct hist_run *r, int pid)
+/* KVM's stats fds take one per vCPU of every VM: use what the hard limit allows. */
+static void raise_fd_limit(void)
 {
-	struct vm_stats *v = NULL;
+	struct rlimit lim;
+
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur < lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+}
+
+/* Whether a VM with up to NEW more fds fits under RLIMIT_NOFILE, with FD_RESERVE to spare. */
+static bool fds_left(const struct hist_run *r, size_t more)
+{
+	struct rlimit lim;
+	size_t used = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) || lim.rlim_cur == RLIM_INFINITY)
+		return true;
+	for (size_t i = 0; i < r->n_kvm; i++)
+		used += vm_stats_fds(&r->kvm[i]);
+	return used + more + FD_RESERVE <= lim.rlim_cur;
+}
+
+/* Takes VMM V's stats fds that have appeared since (QEMU opens them as it is asked), or freezes V.
+ */
+static void kvm_stats_update(struct hist_run *r, struct vm_stats *v, int pid)
+{
 	int err;
 
-	for (size_t i = 0; i < r->n_kvm; i++)
-		if (r->kvm[i].pid == pid)
-			v = &r->kvm[i];
-	if (!v) {
-		if (r->n_kvm == MAX_KVM_STATS || kill(pid, 0))
-			return;
-		v = &r->kvm[r->n_kvm];
-	} else if (kill(pid, 0)) {
-		return; /* gone: its stats fds still read the final values */
+	if (v->frozen)
+		return;
+	if (kill(pid, 0)) {
+		vm_stats_freeze(v); /* gone: the final values, then the fds go */
+		return;
 	}
 	/* A VMM that started after us made all its faults while we traced. */
 	err = vm_stats_update(v, pid, start_ticks(pid) >= r->start_ticks);
-	if (!err && v == &r->kvm[r->n_kvm])
-		r->n_kvm++;
 	if (err && err != -ENOENT && !r->kvm_err) {
 		r->kvm_err = err;
 		elog("note: KVM's own counters of pid %d are not readable (%s); showing kvmmmu's "
@@ -229,19 +259,49 @@ static void kvm_stats_for(struct hist_run *r, int pid)
 	}
 }
 
-/* Opens KVM's statistics of the VMs shown, through pidfd_getfd. */
-static void kvm_stats_tick(struct hist_run *r)
+/* A VM seen for the first time: its KVM counters, while it runs (a duplicate fd outlives it). */
+static void kvm_stats_add(struct hist_run *r, int pid)
 {
-	if (!r->ro.show[SECTION_KVM] && !r->csv_open)
-		return;
-	if (r->env.n_specs || r->env.command) {
-		for (size_t i = 0; i < r->n_traced; i++)
-			kvm_stats_for(r, r->traced[i]);
+	struct vm_stats *v;
+
+	for (size_t i = 0; i < r->n_kvm; i++)
+		if (r->kvm[i].pid == pid)
+			return;
+	/* one fd for the VM and one per vCPU: room for 64 vCPUs is asked */
+	if (!fds_left(r, 65)) {
+		if (!r->kvm_fd_note)
+			elog("note: out of file descriptors for KVM's counters (RLIMIT_NOFILE): "
+			     "pid "
+			     "%d and later VMs show kvmmmu's only",
+			     pid);
+		r->kvm_fd_note = true;
 		return;
 	}
-	for (size_t i = 0; i < r->c.n_names; i++)
-		if (!r->c.names[i].tid)
-			kvm_stats_for(r, r->c.names[i].tgid);
+	v = realloc(r->kvm, (r->n_kvm + 1) * sizeof(*v));
+	if (!v)
+		return;
+	r->kvm = v;
+	v = &r->kvm[r->n_kvm++];
+	memset(v, 0, sizeof(*v)); /* pid 0: vm_stats_update() starts it for PID */
+	kvm_stats_update(r, v, pid);
+}
+
+/*
+ * KVM's counters of the VMs shown, through pidfd_getfd: those seen before
+ * (new vCPU fds, or frozen once gone), and PIDS (N), first seen now.
+ */
+static void kvm_stats_tick(struct hist_run *r, const int *pids, size_t n)
+{
+	bool all = !r->env.n_specs && !r->env.command;
+
+	if (!r->ro.show[SECTION_KVM] && !r->csv_open)
+		return;
+	for (size_t i = 0; i < r->n_kvm; i++)
+		if (r->kvm[i].pid)
+			kvm_stats_update(r, &r->kvm[i], r->kvm[i].pid);
+	for (size_t i = 0; i < n; i++)
+		if (all || is_traced(r, pids[i]))
+			kvm_stats_add(r, pids[i]);
 }
 
 /* Forks COMMAND, held until release() so that its pid is traced before it runs. */
@@ -337,12 +397,15 @@ static void print_timestamp(FILE *out)
 static int report(struct hist_run *r, struct model *prev, bool final)
 {
 	struct model total = {}, delta = {};
+	const int *pids;
 	double read_at;
+	size_t n;
 	int err;
 
 	collector_tick(&r->c);
-	find_targets(r);
-	kvm_stats_tick(r);
+	n = collector_take_new(&r->c, &pids);
+	find_targets(r, pids, n);
+	kvm_stats_tick(r, pids, n);
 	/* kvmmmu's figures, then KVM's at once: the closest two readings of a running VM get */
 	read_at = sysinfo_monotonic();
 	err = collector_read(&r->c, &total, final);
@@ -428,11 +491,13 @@ static void wait_tick(struct hist_run *r)
 
 	if (output_closed(r->out))
 		exiting = SIGPIPE;
+	size_t n;
+
 	collector_poll(&r->c, TICK_MS);
 	collector_tick(&r->c);
-	if (collector_take_new(&r->c, &pids))
-		find_targets(r);
-	kvm_stats_tick(r);
+	n = collector_take_new(&r->c, &pids);
+	find_targets(r, pids, n);
+	kvm_stats_tick(r, pids, n);
 }
 
 static int run(struct hist_run *r)
@@ -591,8 +656,8 @@ static int setup(struct hist_run *r)
 			return err;
 		}
 	}
-	find_targets(r);
-	kvm_stats_tick(r); /* the stats fds of VMs already running */
+	find_targets(r, NULL, 0);
+	kvm_stats_tick(r, r->traced, r->n_traced); /* the stats fds of VMs already running */
 	/* KVM's baselines and the start of counting, a few reads apart */
 	for (size_t i = 0; i < r->n_kvm; i++)
 		if (!r->kvm[i].from_zero)
@@ -623,6 +688,7 @@ int main(int argc, char **argv)
 	memcpy(r.ro.show, r.env.show, sizeof(r.ro.show));
 	r.release_fd = -1;
 	r.start_ticks = start_ticks(getpid());
+	raise_fd_limit();
 	if (geteuid() != 0)
 		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
 
@@ -669,6 +735,7 @@ cleanup:
 	collector_close(&r.c);
 	for (size_t i = 0; i < r.n_kvm; i++)
 		vm_stats_close(&r.kvm[i]);
+	free(r.kvm);
 	for (int i = 0; i < r.env.n_specs; i++)
 		proc_spec_free(&r.env.specs[i]);
 	free(r.env.command_line);

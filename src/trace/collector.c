@@ -43,11 +43,18 @@ static const struct {
 	const char *func;
 	bool has_exit;
 	bool defines_outcome; /* needed for function-probe outcomes */
+	bool may_be_absent;   /* a handler some kernels do not build: absent, it takes no fault */
 	int ret_arg;
 } functions[] = {
-	{"kvm_mmu_page_fault", true, true, -1},	      {"kvm_tdp_page_fault", true, true, 2},
-	{"paging64_page_fault", true, true, 2},	      {"direct_page_fault", false, false, -1},
-	{"kvm_vcpu_gfn_to_memslot", true, false, -1},
+	{"kvm_mmu_page_fault", true, true, false, -1},
+	{"kvm_tdp_page_fault", true, true, false, 2},
+	{"paging64_page_fault", true, true, false, 2},
+	/* the other handlers mmu->page_fault may point at: every fault is counted once */
+	{"paging32_page_fault", true, true, true, 2},
+	{"ept_page_fault", true, true, true, 2},
+	{"nonpaging_page_fault", true, true, true, 2},
+	{"direct_page_fault", false, false, false, -1},
+	{"kvm_vcpu_gfn_to_memslot", true, false, false, -1},
 };
 
 static int open_announcements(struct collector *c);
@@ -214,7 +221,8 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC])
 		set_autoload(c, p->name, "fexit", k == ATTACH_FENTRY && functions[i].has_exit);
 		set_autoload(c, p->name, "kprobe", k == ATTACH_KPROBE);
 		set_autoload(c, p->name, "kretprobe", k == ATTACH_KPROBE && functions[i].has_exit);
-		if (functions[i].defines_outcome && k == ATTACH_NONE)
+		if (functions[i].defines_outcome && k == ATTACH_NONE &&
+		    !(functions[i].may_be_absent && ksym_lookup(NULL, p->name) != KSYM_PRESENT))
 			outcome_funcs = false;
 	}
 	for (size_t i = 0; i < N_TP; i++) {
@@ -335,6 +343,9 @@ static int check_forced_mode(struct collector *c, const enum attach_kind func_ki
 	for (size_t i = 0; i < N_FUNC; i++) {
 		if (!functions[i].defines_outcome || func_kind[i] != ATTACH_NONE)
 			continue;
+		if (functions[i].may_be_absent &&
+		    ksym_lookup(NULL, functions[i].func) != KSYM_PRESENT)
+			continue;
 		elog("--probe-mode %s: %s cannot be probed: %s", mode_names[c->opts.mode],
 		     functions[i].func, c->probes[i].why[0] ? c->probes[i].why : "attach failed");
 		return -EOPNOTSUPP;
@@ -361,6 +372,18 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		elog("cannot decode RET_PF_* values: no RET_PF_ enumerators in BTF and no "
 		     "usable kvmmmu:fast_page_fault format");
 		return err;
+	}
+	{
+		/* every name any object asks kallsyms about, in one pass */
+		const char *names[N_FUNC + 3];
+		size_t n = 0;
+
+		for (size_t i = 0; i < N_FUNC; i++)
+			names[n++] = functions[i].func;
+		names[n++] = "kvm_mmu_load";
+		names[n++] = "queued_write_lock_slowpath";
+		names[n++] = "fast_page_fault";
+		ksym_prefetch(names, n);
 	}
 	for (size_t i = 0; i < N_FUNC; i++) {
 		func_kind[i] = collector_choose_function(c, functions[i].func, c->probes[i].why,
@@ -693,6 +716,13 @@ void collector_tick(struct collector *c)
 	}
 }
 
+const char *collector_process_name(const struct collector *c, int pid)
+{
+	const struct thread_name *n = find_name(c, pid, 0);
+
+	return n ? n->comm : NULL;
+}
+
 size_t collector_take_new(struct collector *c, const int **pids)
 {
 	size_t n = c->n_new_procs;
@@ -797,7 +827,7 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 		*why = "needs a page-fault handler probe and the fast_page_fault tracepoint";
 		return attached(c, "fast_page_fault") && (attached(c, "kvm_tdp_page_fault"));
 	case KVMMMU_HIST_SLOW:
-		*why = "needs kvm_tdp_page_fault/paging64_page_fault (fentry or kprobe)";
+		*why = "needs the page-fault handlers (fentry or kprobe)";
 		return attached(c, "kvm_tdp_page_fault") || attached(c, "paging64_page_fault");
 	case KVMMMU_HIST_WALK:
 		*why = "off: add walk_ns to --metric (kvm_mmu_paging_element, 4 events a fault)";

@@ -44,7 +44,7 @@ struct probe_status {
 	char why[192]; /* why it is not attached */
 };
 
-#define COLLECTOR_MAX_PROBES 16
+#define COLLECTOR_MAX_PROBES 24
 #define COLLECTOR_MAX_LINKS 64
 
 struct collector_opts {
@@ -136,6 +136,8 @@ int collector_poll(struct collector *c, int timeout_ms);
  * and refreshes the /proc vCPU map of live VMs that need it. Call every tick.
  */
 void collector_tick(struct collector *c);
+/* The name of process PID as BPF saw it first, or NULL if it was never seen. */
+const char *collector_process_name(const struct collector *c, int pid);
 /* Processes first seen since the last call: *PIDS stays valid until the next poll or tick. */
 size_t collector_take_new(struct collector *c, const int **pids);
 /* Another BPF object sharing the collector's maps: its exits hook and its health counters. */

@@ -4,13 +4,56 @@
 
 #include "ksyms.h"
 
+#define KSYM_CACHE 32
+
+/* Answers of ksym_prefetch(), for /proc/kallsyms only. */
+static struct {
+	const char *name;
+	enum ksym_state state;
+} cache[KSYM_CACHE];
+static size_t n_cached;
+
+/* STATE updated for a kallsyms line naming SYM, when looking for NAME. */
+static enum ksym_state match(const char *sym, const char *name, enum ksym_state state)
+{
+	size_t len = strlen(name);
+
+	if (!strcmp(sym, name))
+		return KSYM_PRESENT;
+	if (state == KSYM_ABSENT && !strncmp(sym, name, len) && sym[len] == '.')
+		return KSYM_ONLY_CLONE;
+	return state;
+}
+
+void ksym_prefetch(const char *const *names, size_t n)
+{
+	char line[512], sym[256], type;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	n_cached = 0;
+	for (size_t i = 0; i < n && n_cached < KSYM_CACHE; i++)
+		cache[n_cached++] = (typeof(cache[0])){names[i], KSYM_ABSENT};
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*s %c %255s", &type, sym) != 2 || (type != 't' && type != 'T'))
+			continue;
+		for (size_t i = 0; i < n_cached; i++)
+			cache[i].state = match(sym, cache[i].name, cache[i].state);
+	}
+	fclose(f);
+}
+
 enum ksym_state ksym_lookup(const char *path, const char *name)
 {
 	enum ksym_state state = KSYM_ABSENT;
-	size_t len = strlen(name);
 	char line[512], sym[256], type;
-	FILE *f = fopen(path ? path : "/proc/kallsyms", "r");
+	FILE *f;
 
+	for (size_t i = 0; !path && i < n_cached; i++)
+		if (!strcmp(cache[i].name, name))
+			return cache[i].state;
+	f = fopen(path ? path : "/proc/kallsyms", "r");
 	if (!f)
 		return KSYM_ABSENT;
 	while (fgets(line, sizeof(line), f)) {
@@ -19,12 +62,9 @@ enum ksym_state ksym_lookup(const char *path, const char *name)
 			continue;
 		if (type != 't' && type != 'T')
 			continue;
-		if (!strcmp(sym, name)) {
-			state = KSYM_PRESENT;
+		state = match(sym, name, state);
+		if (state == KSYM_PRESENT)
 			break;
-		}
-		if (!strncmp(sym, name, len) && sym[len] == '.')
-			state = KSYM_ONLY_CLONE;
 	}
 	fclose(f);
 	return state;

@@ -126,6 +126,8 @@ int vm_stats_refresh(struct vm_stats *v)
 {
 	int err = 0;
 
+	if (v->frozen)
+		return 0;
 	if (v->have_vm)
 		err = kvm_stats_refresh(&v->vm);
 	for (size_t i = 0; i < v->n_vcpus && !err; i++)
@@ -224,6 +226,29 @@ void vm_stats_mark(struct vm_stats *v)
 		free(v->vcpus[i].mark);
 		v->vcpus[i].mark = snapshot(&v->vcpus[i].stats);
 	}
+}
+
+void vm_stats_freeze(struct vm_stats *v)
+{
+	if (v->frozen)
+		return;
+	vm_stats_refresh(v);
+	if (v->have_vm && v->vm.fd >= 0) {
+		close(v->vm.fd);
+		v->vm.fd = -1;
+	}
+	for (size_t i = 0; i < v->n_vcpus; i++) {
+		if (v->vcpus[i].stats.fd >= 0) {
+			close(v->vcpus[i].stats.fd);
+			v->vcpus[i].stats.fd = -1;
+		}
+	}
+	v->frozen = true;
+}
+
+size_t vm_stats_fds(const struct vm_stats *v)
+{
+	return v->frozen ? 0 : (v->have_vm ? 1 : 0) + v->n_vcpus;
 }
 
 void vm_stats_close(struct vm_stats *v)

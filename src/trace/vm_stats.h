@@ -36,6 +36,7 @@ struct vm_stats {
 	struct vcpu_stats *vcpus;
 	size_t n_vcpus;
 	bool from_zero; /* the VMM started after tracing: everything it counted is ours */
+	bool frozen;	/* the VMM exited: final values read, fds closed */
 };
 
 /*
@@ -57,6 +58,14 @@ void vm_stats_mark(struct vm_stats *v);
 /* The same as vm_stats_get() and vm_stats_sum(), since the mark (or the start, before one). */
 int vm_stats_get_since_mark(const struct vm_stats *v, int vcpu, const char *name, uint64_t *value);
 int vm_stats_sum_since_mark(const struct vm_stats *v, const char *name, uint64_t *value);
+/*
+ * The VMM has exited: reads the final values once more and closes the fds,
+ * keeping the values (a long run with VMs coming and going must not run out
+ * of descriptors). Refreshing a frozen VM does nothing.
+ */
+void vm_stats_freeze(struct vm_stats *v);
+/* Descriptors V holds open. */
+size_t vm_stats_fds(const struct vm_stats *v);
 void vm_stats_close(struct vm_stats *v);
 
 #endif
