@@ -16,7 +16,8 @@ static const char usage[] =
 	"Generate a known KVM MMU fault load: a small VM whose vCPUs write one byte\n"
 	"per 4 KiB page of their own memory, at CPL3, in 64-bit long mode.\n"
 	"\n"
-	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--dirty-log ITERS] [--passes N]\n"
+	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
+	"                   [--dirty-log ITERS] [--passes N]\n"
 	"                   [--duration SECS] [--thp] [--thread-names STYLE] [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
@@ -33,6 +34,10 @@ static const char usage[] =
 	"      --shared           all vCPUs write the same SIZE at once, as KVM's\n"
 	"                         kvm_page_table_test does: faults collide, giving\n"
 	"                         spurious faults and retries (no per-vCPU count then)\n"
+	"      --guest-mode MODE  long (64-bit, default), pae, 32bit (2-level paging,\n"
+	"                         4 MiB pages) or nonpaging: which of KVM's fault\n"
+	"                         handlers the faults reach under shadow paging\n"
+	"                         (32-bit modes: test memory at 1 GiB, 2 GiB at most)\n"
 	"      --dirty-log ITERS  write passes with dirty logging enabled (default 0)\n"
 	"      --passes N         write passes without dirty logging, populate included\n"
 	"                         (default 1)\n"
@@ -62,6 +67,7 @@ enum {
 	OPT_VCPUS = 256,
 	OPT_MEM,
 	OPT_SHARED,
+	OPT_GUEST_MODE,
 	OPT_DIRTY_LOG,
 	OPT_PASSES,
 	OPT_DURATION,
@@ -80,6 +86,7 @@ static const struct option long_opts[] = {
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
 	{"shared", no_argument, NULL, OPT_SHARED},
+	{"guest-mode", required_argument, NULL, OPT_GUEST_MODE},
 	{"csv", required_argument, NULL, OPT_CSV},
 	{"label", required_argument, NULL, OPT_LABEL},
 	{"thread-names", required_argument, NULL, OPT_THREAD_NAMES},
@@ -193,6 +200,13 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 		case OPT_SHARED:
 			o->shared = true;
 			break;
+		case OPT_GUEST_MODE:
+			if (guest_mode_parse(optarg, &o->mode)) {
+				elog("--guest-mode '%s': expected long, pae, 32bit or nonpaging",
+				     optarg);
+				return -1;
+			}
+			break;
 		case OPT_CSV:
 			if (!*optarg) {
 				elog("--csv: empty file name (use '-' for stdout)");
@@ -232,6 +246,11 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	}
 	if (optind < argc) {
 		elog("unexpected argument '%s' (see --help)", argv[optind]);
+		return -1;
+	}
+	if (o->mode != GUEST_LONG && (o->shared ? o->mem : o->mem * o->vcpus) > TEST_MAX_32) {
+		elog("--guest-mode %s: at most 2 GiB of test memory in all (below 4 GiB)",
+		     guest_mode_name(o->mode));
 		return -1;
 	}
 	return 0;

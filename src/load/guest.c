@@ -2,9 +2,12 @@
 /*
  * Guest page tables, descriptor tables and register state for kvmmmu-load.
  *
- * The guest is put straight into 64-bit long mode at CPL3 with
- * KVM_SET_SREGS, no firmware and no CPL0 code: on PVM hosts CPL0 guest code
- * is emulated and takes no MMU faults, while CPL3 code runs natively.
+ * The guest is put straight into its mode at CPL3 with KVM_SET_SREGS, no
+ * firmware and no CPL0 code: on PVM hosts CPL0 guest code is emulated and
+ * takes no MMU faults, while CPL3 code runs natively. The default is 64-bit
+ * long mode; --guest-mode picks 32-bit protected mode with PAE paging,
+ * 2-level paging (4 MiB pages) or paging off, whose faults reach other page
+ * fault handlers of KVM's shadow MMU (PVM hosts run long-mode code only).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,11 +58,13 @@
 /* Accessed and Dirty preset, so KVM's walker never has to write them back. */
 #define PTE_TABLE (PTE_P | PTE_RW | PTE_US | PTE_A)
 #define PTE_LEAF_2M (PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D | PTE_PS)
+#define SIZE_4M (4ULL << 20)
 
 #define CR0_PE (1ULL << 0)
 #define CR0_NE (1ULL << 5)
 #define CR0_WP (1ULL << 16)
 #define CR0_PG (1ULL << 31)
+#define CR4_PSE (1ULL << 4)
 #define CR4_PAE (1ULL << 5)
 #define EFER_LME (1ULL << 8)
 #define EFER_LMA (1ULL << 10)
@@ -67,6 +72,30 @@
 #define RFLAGS_IOPL3 (3ULL << 12)
 
 extern const char guest_code_start[], guest_code_end[];
+extern const char guest_code32_start[], guest_code32_end[];
+
+static const char *const mode_names[] = {
+	[GUEST_LONG] = "long",
+	[GUEST_PAE] = "pae",
+	[GUEST_32BIT] = "32bit",
+	[GUEST_NONPAGING] = "nonpaging",
+};
+
+const char *guest_mode_name(enum guest_mode mode)
+{
+	return mode_names[mode];
+}
+
+int guest_mode_parse(const char *s, enum guest_mode *mode)
+{
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (!strcmp(s, mode_names[i])) {
+			*mode = (enum guest_mode)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
 
 static uint64_t span_count(uint64_t start, uint64_t size, uint64_t unit)
 {
@@ -120,6 +149,34 @@ static void pt_map_2m(struct pt_builder *b, uint64_t gpa, uint64_t size)
 
 		pd[(a >> 21) & 511] = a | PTE_LEAF_2M;
 	}
+}
+
+/* PAE: the PDPT (at PML4_GPA) has four entries, whose RW/US bits are reserved. */
+static void pt_map_pae(struct pt_builder *b, uint64_t gpa, uint64_t size)
+{
+	uint64_t *pdpt = (uint64_t *)(b->mem + PML4_GPA);
+
+	for (uint64_t a = gpa & ~(SIZE_2M - 1); a < gpa + size; a += SIZE_2M) {
+		uint64_t *e = &pdpt[(a >> 30) & 3], *pd;
+
+		if (!(*e & PTE_P)) {
+			if (b->next_gpa + LOAD_PAGE_SIZE > b->limit)
+				abort();
+			*e = b->next_gpa | PTE_P;
+			b->next_gpa += LOAD_PAGE_SIZE;
+		}
+		pd = (uint64_t *)(b->mem + (*e & PTE_ADDR_MASK));
+		pd[(a >> 21) & 511] = a | PTE_LEAF_2M;
+	}
+}
+
+/* 2-level paging: one page directory (at PML4_GPA) of 4 MiB pages (CR4.PSE). */
+static void pt_map_4m(struct pt_builder *b, uint64_t gpa, uint64_t size)
+{
+	uint32_t *pd = (uint32_t *)(b->mem + PML4_GPA);
+
+	for (uint64_t a = gpa & ~(SIZE_4M - 1); a < gpa + size; a += SIZE_4M)
+		pd[a >> 22] = (uint32_t)a | PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D | PTE_PS;
 }
 
 static void gdt_set(uint8_t *mem, const struct kvm_segment *s)
@@ -182,7 +239,10 @@ void guest_build_memory(struct vm *vm)
 		.next_gpa = first_table_gpa(vm->nr_vcpus), /* the PML4 is fixed */
 		.limit = vm->sys_size,
 	};
-	size_t code_len = guest_code_end - guest_code_start;
+	bool long_mode = vm->mode == GUEST_LONG;
+	const char *code = long_mode ? guest_code_start : guest_code32_start;
+	size_t code_len = long_mode ? guest_code_end - guest_code_start
+				    : guest_code32_end - guest_code32_start;
 	uint64_t tables_gpa = first_table_gpa(vm->nr_vcpus);
 
 	*(uint16_t *)(b.mem + TSS_GPA + 0x66) = TSS_IOMAP_BASE;
@@ -192,10 +252,24 @@ void guest_build_memory(struct vm *vm)
 	gdt_set(b.mem, &user_data);
 	gdt_set(b.mem, &tss);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
-		memcpy(b.mem + code_gpa(i), guest_code_start, code_len);
+		memcpy(b.mem + code_gpa(i), code, code_len);
 	/* Only slot 0 and the test memory are mapped: a stray access triple-faults. */
-	pt_map_2m(&b, 0, tables_gpa);
-	pt_map_2m(&b, TEST_GPA, vm->test_size);
+	switch (vm->mode) {
+	case GUEST_LONG:
+		pt_map_2m(&b, 0, tables_gpa);
+		pt_map_2m(&b, vm->test_gpa, vm->test_size);
+		break;
+	case GUEST_PAE:
+		pt_map_pae(&b, 0, tables_gpa);
+		pt_map_pae(&b, vm->test_gpa, vm->test_size);
+		break;
+	case GUEST_32BIT:
+		pt_map_4m(&b, 0, tables_gpa);
+		pt_map_4m(&b, vm->test_gpa, vm->test_size);
+		break;
+	case GUEST_NONPAGING: /* guest-physical is linear: nothing to map */
+		break;
+	}
 	vlog("guest: %zu bytes of code per vCPU from GPA 0x%llx, %llu more page-table pages",
 	     code_len, (unsigned long long)CODE_GPA,
 	     (unsigned long long)((b.next_gpa - tables_gpa) / LOAD_PAGE_SIZE));
@@ -224,6 +298,8 @@ struct kvm_cpuid2 *guest_supported_cpuid(int kvm_fd)
 
 int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 {
+	enum guest_mode mode = v->vm->mode;
+	struct kvm_segment code = user_code;
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 
@@ -235,7 +311,11 @@ int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 		elog("vCPU %d: KVM_GET_SREGS: %s", v->id, strerror(errno));
 		return -1;
 	}
-	sregs.cs = user_code;
+	if (mode != GUEST_LONG) { /* a 32-bit code segment */
+		code.l = 0;
+		code.db = 1;
+	}
+	sregs.cs = code;
 	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = user_data;
 	sregs.tr = tss;
 	memset(&sregs.ldt, 0, sizeof(sregs.ldt));
@@ -245,12 +325,13 @@ int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 	/* No IDT: any exception escalates to a triple fault, which the host reports. */
 	sregs.idt.base = 0;
 	sregs.idt.limit = 0;
-	sregs.cr0 = CR0_PE | CR0_NE | CR0_WP | CR0_PG;
+	sregs.cr0 = CR0_PE | CR0_NE | (mode == GUEST_NONPAGING ? 0 : CR0_WP | CR0_PG);
 	sregs.cr3 = PML4_GPA;
-	sregs.cr4 = CR4_PAE;
-	sregs.efer = EFER_LME | EFER_LMA;
+	sregs.cr4 = mode == GUEST_32BIT ? CR4_PSE : mode == GUEST_NONPAGING ? 0 : CR4_PAE;
+	sregs.efer = mode == GUEST_LONG ? EFER_LME | EFER_LMA : 0;
 	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0) {
-		elog("vCPU %d: KVM_SET_SREGS (64-bit CPL3): %s", v->id, strerror(errno));
+		elog("vCPU %d: KVM_SET_SREGS (%s mode, CPL3): %s", v->id, guest_mode_name(mode),
+		     strerror(errno));
 		return -1;
 	}
 

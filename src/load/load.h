@@ -26,7 +26,17 @@
  */
 #define SYS_SLOT 0
 #define TEST_SLOT 1
-#define TEST_GPA (4ULL << 30)
+#define TEST_GPA (4ULL << 30)	 /* long mode: above 4 GiB */
+#define TEST_GPA_32 (1ULL << 30) /* 32-bit modes: below 4 GiB, with room for 2 GiB */
+#define TEST_MAX_32 (2ULL << 30)
+
+/* How the guest runs, and so which of KVM's page-fault handlers takes its faults. */
+enum guest_mode {
+	GUEST_LONG,	 /* 64-bit long mode, 4-level paging: paging64_page_fault */
+	GUEST_PAE,	 /* 32-bit protected mode, PAE paging: paging64_page_fault, PAE roots */
+	GUEST_32BIT,	 /* 32-bit protected mode, 2-level paging, 4 MiB pages: paging32 */
+	GUEST_NONPAGING, /* 32-bit protected mode, paging off: nonpaging_page_fault */
+};
 
 #define EXIT_USAGE 2
 
@@ -38,8 +48,9 @@ enum thread_names {
 
 struct load_opts {
 	unsigned int vcpus;
-	uint64_t mem;		  /* bytes per vCPU; with shared, for all of them */
-	bool shared;		  /* every vCPU writes the same pages, at once */
+	uint64_t mem; /* bytes per vCPU; with shared, for all of them */
+	bool shared;  /* every vCPU writes the same pages, at once */
+	enum guest_mode mode;
 	unsigned int passes;	  /* write passes without dirty logging, populate included */
 	unsigned int dirty_iters; /* 0: no dirty logging */
 	double duration;	  /* seconds, 0: not timed */
@@ -74,7 +85,9 @@ struct vm {
 	size_t test_map_len;
 	void *test_mem;
 	uint64_t test_size;
-	bool shared;	     /* every vCPU's region is the whole test memory */
+	uint64_t test_gpa; /* TEST_GPA, or TEST_GPA_32 in 32-bit guest modes */
+	bool shared;	   /* every vCPU's region is the whole test memory */
+	enum guest_mode mode;
 	uint32_t test_flags; /* KVM_MEM_* flags currently set on TEST_SLOT */
 	bool manual_protect; /* KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE is on */
 	uint64_t *dirty_bitmap;
@@ -98,6 +111,8 @@ void vm_destroy(struct vm *vm);
 
 /* guest.c */
 uint64_t guest_sys_size(unsigned int nr_vcpus, uint64_t test_gpa, uint64_t test_size);
+const char *guest_mode_name(enum guest_mode mode);
+int guest_mode_parse(const char *s, enum guest_mode *mode);
 void guest_build_memory(struct vm *vm);
 struct kvm_cpuid2 *guest_supported_cpuid(int kvm_fd);
 int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid);

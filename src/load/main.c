@@ -240,8 +240,8 @@ static void print_setup(const struct vm *vm, const struct load_opts *o)
 			"Test memory: %s shared by %u vCPU%s (all write every page) at GPA "
 			"[0x%llx, 0x%llx), host pages: %s\n",
 			report_size(total, sizeof(total), vm->test_size), o->vcpus,
-			o->vcpus == 1 ? "" : "s", (unsigned long long)TEST_GPA,
-			(unsigned long long)(TEST_GPA + vm->test_size),
+			o->vcpus == 1 ? "" : "s", (unsigned long long)vm->test_gpa,
+			(unsigned long long)(vm->test_gpa + vm->test_size),
 			o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)");
 	else
 		fprintf(load_out,
@@ -249,13 +249,15 @@ static void print_setup(const struct vm *vm, const struct load_opts *o)
 			"host pages: %s\n",
 			o->vcpus, o->vcpus == 1 ? "" : "s", report_size(per, sizeof(per), o->mem),
 			report_size(total, sizeof(total), vm->test_size),
-			(unsigned long long)TEST_GPA,
-			(unsigned long long)(TEST_GPA + vm->test_size),
+			(unsigned long long)vm->test_gpa,
+			(unsigned long long)(vm->test_gpa + vm->test_size),
 			o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)");
 	if (o->dirty_iters)
 		fprintf(load_out, "Dirty log: %s\n",
 			vm->manual_protect ? "manual protection (KVM_CLEAR_DIRTY_LOG)"
 					   : "KVM_GET_DIRTY_LOG write-protects");
+	if (o->mode != GUEST_LONG)
+		fprintf(load_out, "Guest mode: %s\n", guest_mode_name(o->mode));
 	report_count("Pages per vCPU", "pages_per_vcpu", o->mem / LOAD_PAGE_SIZE);
 	report_count(NULL, "vcpus", o->vcpus);
 }

@@ -60,7 +60,7 @@ static int set_slot(struct vm *vm, uint32_t slot, uint32_t flags, uint64_t gpa, 
 
 int vm_set_test_flags(struct vm *vm, uint32_t flags)
 {
-	if (set_slot(vm, TEST_SLOT, flags, TEST_GPA, vm->test_size, vm->test_mem))
+	if (set_slot(vm, TEST_SLOT, flags, vm->test_gpa, vm->test_size, vm->test_mem))
 		return -1;
 	vm->test_flags = flags;
 	return 0;
@@ -115,10 +115,10 @@ static int create_vcpu(struct vm *vm, struct vcpu *v, int id, const struct kvm_c
 		return -1;
 	}
 	if (vm->shared) { /* all at the same pages, in the same order: they collide */
-		v->gpa = TEST_GPA;
+		v->gpa = vm->test_gpa;
 		v->pages = vm->test_size / LOAD_PAGE_SIZE;
 	} else {
-		v->gpa = TEST_GPA + (uint64_t)id * (vm->test_size / vm->nr_vcpus);
+		v->gpa = vm->test_gpa + (uint64_t)id * (vm->test_size / vm->nr_vcpus);
 		v->pages = vm->test_size / vm->nr_vcpus / LOAD_PAGE_SIZE;
 	}
 	if (guest_init_vcpu(v, cpuid))
@@ -140,6 +140,8 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 	vm->fd = -1;
 	vm->nr_vcpus = o->vcpus;
 	vm->shared = o->shared;
+	vm->mode = o->mode;
+	vm->test_gpa = o->mode == GUEST_LONG ? TEST_GPA : TEST_GPA_32;
 	vm->test_size = o->shared ? o->mem : o->mem * o->vcpus;
 
 	size = ioctl(kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
@@ -159,7 +161,7 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 		vlog("VM: KVM_GET_STATS_FD: %s (no statistics)", strerror(-err));
 	vm->have_stats = !err;
 
-	vm->sys_size = guest_sys_size(vm->nr_vcpus, TEST_GPA, vm->test_size);
+	vm->sys_size = guest_sys_size(vm->nr_vcpus, vm->test_gpa, vm->test_size);
 	vm->sys_mem = mmap(NULL, vm->sys_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			   -1, 0);
 	if (vm->sys_mem == MAP_FAILED) {
@@ -175,7 +177,7 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 	vlog("memslot %d: GPA 0x0-0x%llx, page tables, GDT and code", SYS_SLOT,
 	     (unsigned long long)vm->sys_size);
 	vlog("memslot %d: GPA 0x%llx-0x%llx, test memory at %p", TEST_SLOT,
-	     (unsigned long long)TEST_GPA, (unsigned long long)(TEST_GPA + vm->test_size),
+	     (unsigned long long)vm->test_gpa, (unsigned long long)(vm->test_gpa + vm->test_size),
 	     vm->test_mem);
 
 	cpuid = guest_supported_cpuid(kvm_fd);

@@ -95,6 +95,10 @@ bad unknown-option 2 --frobnicate
 bad extra-argument 2 extra
 bad thread-names 2 --thread-names qemu2
 bad csv-unwritable 1 --csv /nonexistent/dir/x.csv
+bad guest-mode 2 --guest-mode real
+bad guest-mode-32-too-big 2 --guest-mode 32bit --vcpus 2 --mem 2G
+bad duration-past-cap 2 --duration 1e9
+bad csv-full 1 --csv /dev/full
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"

@@ -374,5 +374,25 @@ if want shadow; then
 				eval 'gt0 "$b" && [ $((b + ${p:-0})) = "$f" ]'
 		done
 	done
+	# the guest's paging mode picks the handler: PAE and 4-level paging go to
+	# paging64_page_fault, 2-level paging to paging32_page_fault, paging off
+	# to nonpaging_page_fault (the legacy direct MMU); each fault counted once
+	for gm in pae 32bit nonpaging; do
+		want_path=shadow
+		[ $gm = nonpaging ] && want_path=direct
+		for mode in fentry tracepoint; do
+			traced $g/$gm/$mode shadow-$gm-$mode --probe-mode $mode -- --guest-mode $gm --dirty-log 1
+			agree $g/$gm/$mode $T/shadow-$gm-$mode.csv $T/shadow-$gm-$mode-load.csv
+			for v in 0 1; do
+				c=$T/shadow-$gm-$mode.csv
+				# the direct MMU's dirty-log refaults take the lockless fast path
+				f=$(val $c bpf faults $v) b=$(val $c bpf path_$want_path $v)
+				p=$(val $c bpf path_fast $v)
+				check "$g/$gm/$mode/vcpu$v-path_$want_path" \
+					"path_$want_path=$b, path_fast=$p of $f faults" \
+					eval 'gt0 "$b" && [ $((b + ${p:-0})) = "$f" ]'
+			done
+		done
+	done
 fi
 exit 0
