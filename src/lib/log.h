@@ -25,5 +25,13 @@ extern bool log_verbose;
 enum libbpf_print_level;
 extern bool log_libbpf_quiet;
 int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list args);
+/*
+ * The program libbpf last said it failed to load ("prog 'NAME': failed to
+ * load"), "" if none since log_libbpf_forget(): which one to load another way.
+ */
+const char *log_libbpf_failed_prog(void);
+void log_libbpf_forget(void);
+/* NAME from a libbpf message LINE of that kind; false for any other line. Pure. */
+bool log_parse_failed_prog(const char *line, char *name, size_t len);
 
 #endif

@@ -204,7 +204,8 @@ static int decode_ret_pf(struct collector *c)
 	return err;
 }
 
-static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC])
+static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
+		 const bool raw_only[N_TP])
 {
 	bool outcome_funcs = true;
 	struct faults_bpf__rodata *ro = c->skel->rodata;
@@ -227,7 +228,7 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC])
 	}
 	for (size_t i = 0; i < N_TP; i++) {
 		struct probe_status *p = &c->probes[c->n_probes++];
-		bool btf = kernel_btf_has_tp_btf(&c->kb, tracepoints[i].event);
+		bool btf = kernel_btf_has_tp_btf(&c->kb, tracepoints[i].event) && !raw_only[i];
 
 		p->name = tracepoints[i].event;
 		p->group = tracepoints[i].group;
@@ -308,6 +309,46 @@ static unsigned int default_max_threads(void)
 }
 
 /*
+ * Program PROG failed to load: one program must not fail the whole object.
+ * A tp_btf program falls back to its raw_tp twin, an fentry/fexit pair to
+ * its kprobes (or nothing); anything else is a real failure (false).
+ */
+static bool load_another_way(struct collector *c, const char *prog,
+			     enum attach_kind func_kind[N_FUNC], bool raw_only[N_TP])
+{
+	size_t len = strlen(prog);
+
+	for (size_t i = 0; i < N_TP; i++) {
+		size_t n = strlen(tracepoints[i].event);
+
+		if (!raw_only[i] && len == n + 4 && !strncmp(prog, tracepoints[i].event, n) &&
+		    !strcmp(prog + n, "_btf")) {
+			raw_only[i] = true;
+			elog("note: %s: the tp_btf program does not load here; using raw_tp",
+			     tracepoints[i].event);
+			return true;
+		}
+	}
+	for (size_t i = 0; i < N_FUNC; i++) {
+		size_t n = strlen(functions[i].func);
+
+		if (func_kind[i] == ATTACH_FENTRY && len > n &&
+		    !strncmp(prog, functions[i].func, n) &&
+		    (!strcmp(prog + n, "_fentry") || !strcmp(prog + n, "_fexit"))) {
+			func_kind[i] = kprobe_pmu_present() && c->opts.mode != PROBE_MODE_FENTRY
+					       ? ATTACH_KPROBE
+					       : ATTACH_NONE;
+			snprintf(c->probes[i].why, sizeof(c->probes[i].why),
+				 "fentry: %s does not load here", prog);
+			elog("note: %s does not load here; %s", prog,
+			     func_kind[i] == ATTACH_KPROBE ? "using kprobes" : "not probed");
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * Prototype drift: an fexit program that reads the return value at a fixed
  * argument index would read an argument on a kernel whose prototype differs
  * (before 5.16 the handlers took four), and the verifier would not notice.
@@ -356,6 +397,7 @@ static int check_forced_mode(struct collector *c, const enum attach_kind func_ki
 int collector_open(struct collector *c, const struct collector_opts *opts)
 {
 	enum attach_kind func_kind[N_FUNC];
+	bool raw_only[N_TP] = {};
 	int err, attempt;
 
 	memset(c, 0, sizeof(*c));
@@ -397,7 +439,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		return err;
 
 	/* An attach that fails after load changes what the programs must do: reload without it. */
-	for (attempt = 0; attempt < 1 + (int)N_FUNC; attempt++) {
+	for (attempt = 0; attempt < 1 + (int)(N_FUNC + N_TP); attempt++) {
 		bool retry = false;
 
 		c->skel = faults_bpf__open();
@@ -406,10 +448,19 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			elog("cannot open the BPF object: %s", strerror(-err));
 			return err;
 		}
-		plan(c, func_kind);
+		plan(c, func_kind, raw_only);
 		bpf_map__set_max_entries(c->skel->maps.thread_stats, c->max_threads);
 		bpf_map__set_max_entries(c->skel->maps.seen_procs, c->max_threads);
+		log_libbpf_forget();
 		err = faults_bpf__load(c->skel);
+		if (err && load_another_way(c, log_libbpf_failed_prog(), func_kind, raw_only)) {
+			faults_bpf__destroy(c->skel);
+			c->skel = NULL;
+			err = check_forced_mode(c, func_kind);
+			if (err)
+				return err;
+			continue;
+		}
 		if (err) {
 			elog("cannot load the BPF programs: %s%s", strerror(-err),
 			     err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)"

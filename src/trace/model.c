@@ -116,7 +116,7 @@ struct vcpu_row *model_row(struct vm_row *vm, int vcpu, int tid)
 	vm->rows = rows;
 	memset(&rows[vm->n_rows], 0, sizeof(rows[0]));
 	rows[vm->n_rows].vcpu = vcpu;
-	rows[vm->n_rows].tid = vcpu >= 0 ? 0 : tid;
+	rows[vm->n_rows].tid = tid; /* a vCPU's: its first thread, to follow it across reports */
 	return &rows[vm->n_rows++];
 }
 
@@ -253,6 +253,26 @@ int model_copy(struct model *dst, const struct model *src)
 	return 0;
 }
 
+/*
+ * ROW's figures in the previous report: the same vCPU, or the same thread
+ * without one. A thread first shown without a vCPU and now tied to one
+ * (found in /proc later) is followed by its tid, so that its vCPU's
+ * interval holds only what happened in the interval, not all it ever did.
+ */
+static const struct vcpu_row *previous_row(const struct vm_row *old, const struct vcpu_row *row)
+{
+	for (size_t o = 0; o < old->n_rows; o++) {
+		const struct vcpu_row *was = &old->rows[o];
+
+		if (row->vcpu >= 0 ? was->vcpu == row->vcpu : was->vcpu < 0 && was->tid == row->tid)
+			return was;
+	}
+	for (size_t o = 0; row->vcpu >= 0 && o < old->n_rows; o++)
+		if (old->rows[o].vcpu < 0 && old->rows[o].tid == row->tid)
+			return &old->rows[o];
+	return NULL;
+}
+
 int model_delta(struct model *dst, const struct model *cur, const struct model *prev)
 {
 	int err = model_copy(dst, cur);
@@ -274,15 +294,10 @@ int model_delta(struct model *dst, const struct model *cur, const struct model *
 		figures_sub(&vm->total, &vm->total, &old->total);
 		for (size_t r = 0; r < vm->n_rows; r++) {
 			struct vcpu_row *row = &vm->rows[r];
+			const struct vcpu_row *was = previous_row(old, row);
 
-			for (size_t o = 0; o < old->n_rows; o++) {
-				const struct vcpu_row *was = &old->rows[o];
-
-				if (was->vcpu == row->vcpu && was->tid == row->tid) {
-					figures_sub(&row->f, &row->f, &was->f);
-					break;
-				}
-			}
+			if (was)
+				figures_sub(&row->f, &row->f, &was->f);
 		}
 	}
 	return 0;

@@ -137,6 +137,22 @@ static void delta_subtracts_matching_rows(void **state)
 	model_free(&prev);
 }
 
+/* A thread shown without a vCPU, then tied to vCPU 0: its interval is the difference. */
+static void delta_follows_a_thread_to_its_vcpu(void **state)
+{
+	struct model prev = {}, cur = {}, d = {};
+
+	(void)state;
+	model_row(model_vm(&prev, 10), -1, 101)->f.counters[KVMMMU_FAULTS] = 5;
+	model_row(model_vm(&cur, 10), 0, 101)->f.counters[KVMMMU_FAULTS] = 12;
+	assert_int_equal(model_delta(&d, &cur, &prev), 0);
+	assert_int_equal(d.vms[0].rows[0].vcpu, 0);
+	assert_int_equal(d.vms[0].rows[0].f.counters[KVMMMU_FAULTS], 7);
+	model_free(&d);
+	model_free(&cur);
+	model_free(&prev);
+}
+
 /* An interval's max is its own, not the whole run's: exact or a bucket bound. */
 static void interval_max_is_the_intervals(void **state)
 {
@@ -175,6 +191,7 @@ int main(void)
 		cmocka_unit_test(percentile_of_empty_and_single),
 		cmocka_unit_test(delta_subtracts_matching_rows),
 		cmocka_unit_test(interval_max_is_the_intervals),
+		cmocka_unit_test(delta_follows_a_thread_to_its_vcpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
