@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "array.h"
 #include "collector.h"
 #include "csv.h"
 #include "log.h"
@@ -52,13 +53,14 @@ struct hist_run {
 	struct csv_writer csv;
 	bool csv_open;
 	int *traced; /* the VMs -p or the command selected, as they appear: unbounded */
+	size_t cap_traced;
 	size_t n_traced;
 	pid_t child;
 	pid_t parent; /* our pid, for the child to check that we still live */
 	int child_status;
 	int release_fd;	      /* the child execs once we write to it */
 	struct vm_stats *kvm; /* KVM's counters, per VM seen: exited ones frozen, without fds */
-	size_t n_kvm;
+	size_t n_kvm, cap_kvm;
 	unsigned long long start_ticks; /* our start, in clock ticks since boot */
 	int kvm_err;			/* why KVM's counters cannot be read, reported once */
 	bool kvm_fd_note;		/* out of fds for them, reported once */
@@ -123,7 +125,7 @@ static int trace_pid(struct hist_run *r, int pid)
 		if (err)
 			return err;
 	}
-	t = realloc(r->traced, (r->n_traced + 1) * sizeof(*t));
+	t = array_grow(r->traced, r->n_traced + 1, &r->cap_traced, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	r->traced = t;
@@ -277,7 +279,7 @@ static void kvm_stats_add(struct hist_run *r, int pid)
 		r->kvm_fd_note = true;
 		return;
 	}
-	v = realloc(r->kvm, (r->n_kvm + 1) * sizeof(*v));
+	v = array_grow(r->kvm, r->n_kvm + 1, &r->cap_kvm, sizeof(*v));
 	if (!v)
 		return;
 	r->kvm = v;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "collector.h"
+#include "array.h"
 #include "faults.skel.h"
 #include "ksyms.h"
 #include "log.h"
@@ -556,7 +557,7 @@ static struct thread_name *remember_name(struct collector *c, int tgid, int tid,
 
 	if (find_name(c, tgid, tid))
 		return NULL;
-	n = realloc(c->names, (c->n_names + 1) * sizeof(*n));
+	n = array_grow(c->names, c->n_names + 1, &c->cap_names, sizeof(*n));
 	k = malloc(sizeof(*k));
 	if (n)
 		c->names = n;
@@ -580,7 +581,7 @@ static struct thread_name *remember_name(struct collector *c, int tgid, int tid,
 
 static void note_new_process(struct collector *c, int tgid)
 {
-	int *p = realloc(c->new_procs, (c->n_new_procs + 1) * sizeof(*p));
+	int *p = array_grow(c->new_procs, c->n_new_procs + 1, &c->cap_new_procs, sizeof(*p));
 
 	if (!p)
 		return;
@@ -627,7 +628,7 @@ static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *k
 	struct retired_thread *r;
 	__u32 tgid = key->tgid;
 
-	r = realloc(c->retired, (c->n_retired + 1) * sizeof(*r));
+	r = array_grow(c->retired, c->n_retired + 1, &c->cap_retired, sizeof(*r));
 	if (r) {
 		c->retired = r;
 		r = &c->retired[c->n_retired];

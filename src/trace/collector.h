@@ -95,15 +95,15 @@ struct collector {
 	size_t n_links;
 	struct vcpu_map vcpus;
 	struct thread_name *names; /* (tgid, tid) -> comm, tid 0 for the process */
-	size_t n_names;
+	size_t n_names, cap_names;
 	void *name_index;	/* tsearch tree over names[], by (tgid, tid) */
 	struct ring_buffer *rb; /* thread news (and the timeline, added by mmu_extras) */
 	__u64 news_lost;	/* thread news lost, as last seen */
 	int *new_procs;		/* processes first seen since collector_take_new() */
-	size_t n_new_procs;
+	size_t n_new_procs, cap_new_procs;
 	unsigned int max_threads; /* entries of each per-thread map */
 	struct retired_thread *retired;
-	size_t n_retired;
+	size_t n_retired, cap_retired;
 	struct {
 		collector_retire_fn fn;
 		void *ctx;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mmu_extras.h" /* first: the skeletons need kvmmmu.h's types */
+#include "array.h"
 #include "faults.skel.h"
 #include "ksyms.h"
 #include "mmu_events.skel.h"
@@ -120,10 +121,10 @@ static int share_maps(struct collector *c, struct bpf_map *news, struct bpf_map 
 
 /* Moves KEY's entry of MAP (VALUE_SIZE bytes) to the end of *ARRAY of N records of RECORD_SIZE. */
 static void retire_entry(struct bpf_map *map, const struct kvmmmu_thread_key *key, void **array,
-			 size_t *n, size_t record_size, size_t value_offset)
+			 size_t *n, size_t *cap, size_t record_size, size_t value_offset)
 {
 	int fd = bpf_map__fd(map);
-	char *a = realloc(*array, (*n + 1) * record_size);
+	char *a = array_grow(*array, *n + 1, cap, record_size);
 
 	if (a) {
 		*array = a;
@@ -147,12 +148,13 @@ static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool group_de
 
 	if (x->lock)
 		retire_entry(x->lock->maps.lock_stats, key, (void **)&x->retired_lock,
-			     &x->n_retired_lock, sizeof(struct retired_lock),
+			     &x->n_retired_lock, &x->cap_retired_lock, sizeof(struct retired_lock),
 			     offsetof(struct retired_lock, stats));
 	if (!x->events)
 		return;
 	retire_entry(x->events->maps.mmu_stats, key, (void **)&x->retired_mmu, &x->n_retired_mmu,
-		     sizeof(struct retired_mmu), offsetof(struct retired_mmu, stats));
+		     &x->cap_retired_mmu, sizeof(struct retired_mmu),
+		     offsetof(struct retired_mmu, stats));
 	bpf_map_delete_elem(bpf_map__fd(x->events->maps.calls), &key->tid);
 	if (!group_dead)
 		return;
@@ -227,7 +229,7 @@ static int on_event(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*e))
 		return 0;
-	t = realloc(x->timeline, (x->n_timeline + 1) * sizeof(*t));
+	t = array_grow(x->timeline, x->n_timeline + 1, &x->cap_timeline, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	x->timeline = t;

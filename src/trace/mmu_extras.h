@@ -48,12 +48,12 @@ struct mmu_extras {
 	struct probe_status probes[EXTRAS_MAX_PROBES];
 	size_t n_probes;
 	struct timeline_event *timeline;
-	size_t n_timeline;
+	size_t n_timeline, cap_timeline;
 	double mono_to_wall;		   /* add to bpf_ktime_get_ns() seconds to get wall time */
 	struct retired_lock *retired_lock; /* exited threads' last figures */
-	size_t n_retired_lock;
+	size_t n_retired_lock, cap_retired_lock;
 	struct retired_mmu *retired_mmu;
-	size_t n_retired_mmu;
+	size_t n_retired_mmu, cap_retired_mmu;
 	bool lock_ok;	/* mmu_lock waits are measured */
 	bool events_ok; /* lifecycle counters and the timeline work */
 };

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "array.h"
 
 const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS] = {
 	[KVMMMU_FAULTS] = "faults",
@@ -91,7 +92,7 @@ struct vm_row *model_vm(struct model *m, int pid)
 
 	if (vms)
 		return vms;
-	vms = realloc(m->vms, (m->n_vms + 1) * sizeof(*vms));
+	vms = array_grow(m->vms, m->n_vms + 1, &m->cap_vms, sizeof(*vms));
 	if (!vms)
 		return NULL;
 	m->vms = vms;
@@ -110,7 +111,7 @@ struct vcpu_row *model_row(struct vm_row *vm, int vcpu, int tid)
 		if (vcpu >= 0 ? r->vcpu == vcpu : (r->vcpu < 0 && r->tid == tid))
 			return r;
 	}
-	rows = realloc(vm->rows, (vm->n_rows + 1) * sizeof(*rows));
+	rows = array_grow(vm->rows, vm->n_rows + 1, &vm->cap_rows, sizeof(*rows));
 	if (!rows)
 		return NULL;
 	vm->rows = rows;
@@ -233,13 +234,14 @@ int model_copy(struct model *dst, const struct model *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	dst->health = src->health;
-	dst->vms = calloc(src->n_vms ? src->n_vms : 1, sizeof(*dst->vms));
+	dst->cap_vms = src->n_vms ? src->n_vms : 1;
+	dst->vms = calloc(dst->cap_vms, sizeof(*dst->vms));
 	if (!dst->vms)
 		return -ENOMEM;
 	for (size_t i = 0; i < src->n_vms; i++) {
 		dst->vms[i] = src->vms[i];
-		dst->vms[i].rows = malloc((src->vms[i].n_rows ? src->vms[i].n_rows : 1) *
-					  sizeof(struct vcpu_row));
+		dst->vms[i].cap_rows = src->vms[i].n_rows ? src->vms[i].n_rows : 1;
+		dst->vms[i].rows = malloc(dst->vms[i].cap_rows * sizeof(struct vcpu_row));
 		if (!dst->vms[i].rows) {
 			dst->n_vms = i;
 			model_free(dst);

@@ -55,12 +55,12 @@ struct vm_row {
 	char comm[16];
 	struct figures total;
 	struct vcpu_row *rows; /* sorted: vCPUs by id, then threads by tid */
-	size_t n_rows;
+	size_t n_rows, cap_rows;
 };
 
 struct model {
 	struct vm_row *vms; /* sorted by pid */
-	size_t n_vms;
+	size_t n_vms, cap_vms;
 	struct kvmmmu_health health;
 };
 

@@ -12,6 +12,7 @@
 
 #include "procs.h"
 #include "vcpu_map.h"
+#include "array.h"
 
 /* vCPU id named by /proc/PID/fd/FD ("anon_inode:kvm-vcpu:N"), or -1. */
 static int fd_vcpu(const char *proc_root, int pid, long fd)
@@ -125,7 +126,7 @@ static void record(struct vcpu_map *m, int pid, int tid, int vcpu, enum vcpu_sou
 			return;
 		}
 	}
-	e = realloc(m->e, (m->n + 1) * sizeof(*e));
+	e = array_grow(m->e, m->n + 1, &m->cap, sizeof(*e));
 	if (!e)
 		return;
 	m->e = e;
@@ -182,4 +183,5 @@ void vcpu_map_free(struct vcpu_map *m)
 	free(m->e);
 	m->e = NULL;
 	m->n = 0;
+	m->cap = 0;
 }

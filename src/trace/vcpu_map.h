@@ -23,7 +23,7 @@ struct vcpu_map_entry {
 
 struct vcpu_map {
 	struct vcpu_map_entry *e;
-	size_t n;
+	size_t n, cap;
 };
 
 /*
