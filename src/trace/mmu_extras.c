@@ -13,6 +13,7 @@
 #include "array.h"
 #include "faults.skel.h"
 #include "ksyms.h"
+#include "log.h"
 #include "mmu_events.skel.h"
 #include "mmu_lock.skel.h"
 #include "sysinfo.h"
@@ -65,11 +66,11 @@ static int keep_link(struct mmu_extras *x, struct bpf_link *link)
 	return 0;
 }
 
-/* Enables the tp_btf or raw_tp twin of EVENT in OBJ, recording the choice in P. */
-static void choose_tp(struct bpf_object *obj, struct collector *c, struct probe_status *p)
+/* Enables the tp_btf or raw_tp twin of EVENT in OBJ (raw_tp if RAW), recording the choice in P. */
+static void choose_tp(struct bpf_object *obj, struct collector *c, struct probe_status *p, bool raw)
 {
 	char name[96];
-	bool btf = kernel_btf_has_tp_btf(&c->kb, p->name);
+	bool btf = kernel_btf_has_tp_btf(&c->kb, p->name) && !raw;
 	struct bpf_program *bp;
 
 	p->kind = btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
@@ -167,6 +168,22 @@ static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool group_de
 	}
 }
 
+/*
+ * Whether the program libbpf just failed to load is EVENT's tp_btf twin: then
+ * that one program is loaded as raw_tp instead, rather than the whole object
+ * failing (say so once).
+ */
+static bool tp_btf_failed(const char *event)
+{
+	const char *prog = log_libbpf_failed_prog();
+	size_t n = strlen(event);
+
+	if (strncmp(prog, event, n) || strcmp(prog + n, "_btf"))
+		return false;
+	elog("note: %s: the tp_btf program does not load here; using raw_tp", event);
+	return true;
+}
+
 static int open_lock(struct mmu_extras *x, struct collector *c)
 {
 	static const char *const tp_progs[] = {"contention_begin_btf", "contention_begin_raw",
@@ -187,6 +204,7 @@ static int open_lock(struct mmu_extras *x, struct collector *c)
 			 "queued_*_lock_slowpath");
 		return -ENOENT;
 	}
+again:
 	x->lock = mmu_lock_bpf__open();
 	if (!x->lock)
 		return -errno;
@@ -205,8 +223,15 @@ static int open_lock(struct mmu_extras *x, struct collector *c)
 	if (!err)
 		err = share_maps(c, x->lock->maps.thread_news, x->lock->maps.seen_procs);
 	bpf_map__set_max_entries(x->lock->maps.lock_stats, c->max_threads);
+	log_libbpf_forget();
 	if (!err)
 		err = mmu_lock_bpf__load(x->lock);
+	if (err && btf && (tp_btf_failed("contention_begin") || tp_btf_failed("contention_end"))) {
+		mmu_lock_bpf__destroy(x->lock);
+		x->lock = NULL;
+		btf = false;
+		goto again;
+	}
 	if (!err)
 		err = collector_add_object(c, retire, x, &x->lock->bss->health);
 	if (err) {
@@ -253,15 +278,19 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 						 "kvm_mmu_unload_fentry",  "kvm_mmu_load_kprobe",
 						 "kvm_mmu_load_kretprobe", "kvm_mmu_unload_kprobe"};
 	struct probe_status *tps[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])], *ioctls, *roots;
+	bool raw[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])] = {};
+	size_t first_probe = x->n_probes;
 	int err;
 
+again:
+	x->n_probes = first_probe;
 	x->events = mmu_events_bpf__open();
 	if (!x->events)
 		return -errno;
 	x->events->rodata->filter_pids = c->opts.filter_pids;
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 		tps[i] = new_probe(x, lifecycle_tps[i].group, lifecycle_tps[i].event);
-		choose_tp(x->events->obj, c, tps[i]);
+		choose_tp(x->events->obj, c, tps[i], raw[i]);
 	}
 	ioctls = new_probe(x, "syscalls", "sys_{enter,exit}_ioctl");
 	ioctls->kind = ATTACH_RAW_TP; /* a classic tracepoint; the closest kind we name */
@@ -288,8 +317,17 @@ static int open_events(struct mmu_extras *x, struct collector *c)
 		err = share_maps(c, x->events->maps.thread_news, x->events->maps.seen_procs);
 	bpf_map__set_max_entries(x->events->maps.mmu_stats, c->max_threads);
 	bpf_map__set_max_entries(x->events->maps.calls, c->max_threads);
+	log_libbpf_forget();
 	if (!err)
 		err = mmu_events_bpf__load(x->events);
+	for (size_t i = 0; err && i < sizeof(tps) / sizeof(tps[0]); i++) {
+		if (raw[i] || tps[i]->kind != ATTACH_TP_BTF || !tp_btf_failed(tps[i]->name))
+			continue;
+		raw[i] = true; /* that one program as raw_tp, the object again */
+		mmu_events_bpf__destroy(x->events);
+		x->events = NULL;
+		goto again;
+	}
 	if (!err)
 		err = collector_add_object(c, retire, x, &x->events->bss->health);
 	if (err) {
