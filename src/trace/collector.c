@@ -1,22 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <signal.h>
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <search.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collector.h"
-#include "array.h"
 #include "faults.skel.h"
 #include "ksyms.h"
 #include "log.h"
-#include "procs.h"
+#include "threads.h"
 #include "sysinfo.h"
 #include "tracefs.h"
 
@@ -57,8 +53,6 @@ static const struct {
 	{"direct_page_fault", false, false, false, -1},
 	{"kvm_vcpu_gfn_to_memslot", true, false, false, -1},
 };
-
-static int open_announcements(struct collector *c);
 
 #define N_TP (sizeof(tracepoints) / sizeof(tracepoints[0]))
 #define N_FUNC (sizeof(functions) / sizeof(functions[0]))
@@ -496,7 +490,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		}
 		if (!retry) {
 			c->health[c->n_health++] = &c->skel->bss->health;
-			return open_announcements(c);
+			return collector_open_news(c);
 		}
 		err = check_forced_mode(c, func_kind);
 		if (err) {
@@ -527,157 +521,6 @@ int collector_trace_pid(struct collector *c, int pid)
 	return 0;
 }
 
-struct name_key {
-	int tgid, tid;
-	size_t idx; /* into c->names */
-};
-
-static int name_key_cmp(const void *a, const void *b)
-{
-	const struct name_key *x = a, *y = b;
-
-	if (x->tgid != y->tgid)
-		return x->tgid < y->tgid ? -1 : 1;
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-static struct thread_name *find_name(const struct collector *c, int tgid, int tid)
-{
-	struct name_key k = {tgid, tid, 0};
-	struct name_key **found = tfind(&k, &c->name_index, name_key_cmp);
-
-	return found ? &c->names[(*found)->idx] : NULL;
-}
-
-/* Records the name of (TGID, TID), tid 0 for the process; returns it, or NULL if known. */
-static struct thread_name *remember_name(struct collector *c, int tgid, int tid, const char *comm)
-{
-	struct name_key *k, **slot;
-	struct thread_name *n;
-
-	if (find_name(c, tgid, tid))
-		return NULL;
-	n = array_grow(c->names, c->n_names + 1, &c->cap_names, sizeof(*n));
-	k = malloc(sizeof(*k));
-	if (n)
-		c->names = n;
-	if (!n || !k) {
-		free(k);
-		return NULL;
-	}
-	*k = (struct name_key){tgid, tid, c->n_names};
-	slot = tsearch(k, &c->name_index, name_key_cmp);
-	if (!slot || *slot != k) {
-		free(k);
-		return NULL;
-	}
-	n = &c->names[c->n_names++];
-	memset(n, 0, sizeof(*n));
-	n->tgid = tgid;
-	n->tid = tid;
-	snprintf(n->comm, sizeof(n->comm), "%.15s", comm);
-	return n;
-}
-
-static void note_new_process(struct collector *c, int tgid)
-{
-	int *p = array_grow(c->new_procs, c->n_new_procs + 1, &c->cap_new_procs, sizeof(*p));
-
-	if (!p)
-		return;
-	c->new_procs = p;
-	c->new_procs[c->n_new_procs++] = tgid;
-}
-
-/*
- * A thread seen for the first time, while it runs: name it and, when FAULTS
- * (the faults object saw it: it may be a vCPU), find its vCPU in /proc now.
- */
-static void note_thread(struct collector *c, int tgid, int tid, const struct kvmmmu_thread_id *id,
-			bool faults)
-{
-	struct thread_name *proc = find_name(c, tgid, 0);
-	bool vcpu_unknown = faults && (id->vcpu_id < 0 || c->opts.attribution == ATTRIBUTE_PROC);
-	struct thread_name *t;
-
-	if (!proc) {
-		proc = remember_name(c, tgid, 0, id->process);
-		if (!proc)
-			return;
-		note_new_process(c, tgid);
-	}
-	t = remember_name(c, tgid, tid, id->comm);
-	if (!t)
-		return;
-	t->vcpu_unknown = vcpu_unknown;
-	proc = find_name(c, tgid, 0); /* remember_name may have moved names[] */
-	if (vcpu_unknown) {
-		proc->needs_proc = true;
-		vcpu_map_scan(&c->vcpus, "/proc", tgid);
-	}
-}
-
-/*
- * KEY exited: keep its last figures in user space and free its entries in
- * every per-thread map, so that a long run with VMs coming and going never
- * fills them. The thread's name stays, for the report.
- */
-static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *key, bool group_dead)
-{
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
-	struct retired_thread *r;
-	__u32 tgid = key->tgid;
-
-	r = array_grow(c->retired, c->n_retired + 1, &c->cap_retired, sizeof(*r));
-	if (r) {
-		c->retired = r;
-		r = &c->retired[c->n_retired];
-		if (!bpf_map_lookup_elem(fd, key, &r->stats) && r->stats.id.ready) {
-			r->key = *key;
-			c->n_retired++;
-			/* its news may have been lost: name it now, or -p NAME never sees its VM */
-			if (!find_name(c, (int)key->tgid, (int)key->tid))
-				note_thread(c, (int)key->tgid, (int)key->tid, &r->stats.id, false);
-		}
-	}
-	bpf_map_delete_elem(fd, key);
-	for (size_t i = 0; i < c->n_hooks; i++)
-		c->hooks[i].fn(c->hooks[i].ctx, key, group_dead);
-	if (group_dead) {
-		struct thread_name *proc = find_name(c, (int)tgid, 0);
-
-		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
-		if (proc)
-			proc->gone = true;
-	}
-}
-
-static int on_thread_news(void *ctx, void *data, size_t len)
-{
-	const struct kvmmmu_thread_news *ev = data;
-
-	if (len < sizeof(*ev))
-		return 0;
-	if (ev->kind == KVMMMU_THREAD_NEW || ev->kind == KVMMMU_THREAD_NEW_PROCESS)
-		note_thread(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id,
-			    ev->kind == KVMMMU_THREAD_NEW);
-	else if (ev->kind == KVMMMU_THREAD_EXIT)
-		retire_thread(ctx, &ev->key, ev->group_dead);
-	return 0;
-}
-
-static int open_announcements(struct collector *c)
-{
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.thread_news), on_thread_news, c, NULL);
-	if (!c->rb) {
-		int err = -errno;
-
-		elog("cannot open the thread-news ring buffer: %s", strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
 			 const struct kvmmmu_health *health)
 {
@@ -689,7 +532,7 @@ int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
 	return 0;
 }
 
-static void health_sum(const struct collector *c, struct kvmmmu_health *sum)
+void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 	for (size_t i = 0; i < c->n_health; i++) {
@@ -702,156 +545,6 @@ static void health_sum(const struct collector *c, struct kvmmmu_health *sum)
 		sum->slots_full += h->slots_full;
 		sum->timeline_lost += h->timeline_lost;
 	}
-}
-
-int collector_poll(struct collector *c, int timeout_ms)
-{
-	int n = ring_buffer__poll(c->rb, timeout_ms);
-
-	return n == -EINTR ? 0 : n;
-}
-
-/*
- * The backstop when thread news was lost: names every thread in the faults
- * map, and retires those that have exited.
- */
-static void scan_threads(struct collector *c)
-{
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
-	struct kvmmmu_thread_key k, next, *dead = NULL;
-	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
-	size_t n_dead = 0;
-	int more;
-
-	if (!s)
-		return;
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (!find_name(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s) &&
-		    s->id.ready)
-			note_thread(c, (int)k.tgid, (int)k.tid, &s->id, true);
-		if (syscall(SYS_tgkill, k.tgid, k.tid, 0) && errno == ESRCH) {
-			struct kvmmmu_thread_key *d = realloc(dead, (n_dead + 1) * sizeof(*d));
-
-			if (d) {
-				dead = d;
-				dead[n_dead++] = k;
-			}
-		}
-	}
-	for (size_t i = 0; i < n_dead; i++) /* not while walking the keys */
-		retire_thread(c, &dead[i], kill((pid_t)dead[i].tgid, 0) && errno == ESRCH);
-	free(dead);
-	free(s);
-}
-
-void collector_tick(struct collector *c)
-{
-	struct kvmmmu_health h;
-
-	ring_buffer__consume(c->rb);
-	health_sum(c, &h);
-	if (h.news_lost != c->news_lost) {
-		c->news_lost = h.news_lost;
-		scan_threads(c);
-	}
-	/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
-	for (size_t i = 0; i < c->n_names; i++) {
-		struct thread_name *n = &c->names[i];
-
-		if (n->tid || !n->needs_proc || n->gone)
-			continue;
-		if (kill((pid_t)n->tgid, 0) && errno == ESRCH)
-			n->gone = true;
-		else
-			vcpu_map_scan(&c->vcpus, "/proc", n->tgid);
-	}
-}
-
-const char *collector_process_name(const struct collector *c, int pid)
-{
-	const struct thread_name *n = find_name(c, pid, 0);
-
-	return n ? n->comm : NULL;
-}
-
-size_t collector_take_new(struct collector *c, const int **pids)
-{
-	size_t n = c->n_new_procs;
-
-	*pids = c->new_procs;
-	c->n_new_procs = 0;
-	return n;
-}
-
-void collector_add_figures(struct collector *c, struct model *m,
-			   const struct kvmmmu_thread_key *key, const struct kvmmmu_thread_id *id,
-			   const struct figures *f)
-{
-	int tgid = (int)key->tgid, tid = (int)key->tid, vcpu;
-	struct vm_row *vm = model_vm(m, tgid);
-	struct vcpu_row *row;
-
-	if (!vm)
-		return;
-	if (!vm->comm[0])
-		snprintf(vm->comm, sizeof(vm->comm), "%.15s", id->process);
-	if (c->opts.attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
-		vcpu = id->vcpu_id;
-	else
-		vcpu = vcpu_map_lookup(&c->vcpus, tgid, tid);
-	/* /proc was not read in time (the VM was too short): the name BPF captured */
-	if (vcpu < 0)
-		vcpu = vcpu_from_thread_name(id->comm);
-	row = model_row(vm, vcpu, tid);
-	if (!row)
-		return;
-	if (!row->comm[0])
-		snprintf(row->comm, sizeof(row->comm), "%.15s", id->comm);
-	figures_add(&row->f, f);
-	figures_add(&vm->total, f);
-}
-
-static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
-		       const struct kvmmmu_thread_stats *s, bool final)
-{
-	static struct figures f; /* large: off the stack */
-
-	memset(&f, 0, sizeof(f));
-	memcpy(f.counters, s->counters, sizeof(f.counters));
-	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
-	memcpy(f.hist, s->hist, sizeof(f.hist));
-	if (final && s->st.pending && !c->func_mode) {
-		/* as resolve_pending() would: the TDP MMU traces its spurious faults */
-		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
-
-		if (ret >= 0)
-			f.ret_pf[ret]++;
-	}
-	collector_add_figures(c, m, k, &s->id, &f);
-}
-
-int collector_read(struct collector *c, struct model *m, bool final)
-{
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
-	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
-	struct kvmmmu_thread_key k, next;
-	int more;
-
-	if (!s)
-		return -ENOMEM;
-	health_sum(c, &m->health);
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready)
-			add_thread(c, m, &k, s, final);
-	}
-	/* exited threads: nothing follows their last event */
-	for (size_t i = 0; i < c->n_retired; i++)
-		add_thread(c, m, &c->retired[i].key, &c->retired[i].stats, true);
-	model_sort(m);
-	free(s);
-	return 0;
 }
 
 const struct probe_status *collector_probe(const struct collector *c, const char *name)
@@ -898,15 +591,10 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 
 void collector_close(struct collector *c)
 {
-	ring_buffer__free(c->rb);
-	free(c->retired);
-	tdestroy(c->name_index, free);
-	free(c->new_procs);
+	collector_free_threads(c);
 	detach_all(c);
 	faults_bpf__destroy(c->skel);
 	ret_pf_free(&c->ret_pf);
 	kernel_btf_free(&c->kb);
-	vcpu_map_free(&c->vcpus);
-	free(c->names);
 	memset(c, 0, sizeof(*c));
 }

@@ -140,6 +140,8 @@ void collector_tick(struct collector *c);
 const char *collector_process_name(const struct collector *c, int pid);
 /* Processes first seen since the last call: *PIDS stays valid until the next poll or tick. */
 size_t collector_take_new(struct collector *c, const int **pids);
+/* Every object's health counters, summed. */
+void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum);
 /* Another BPF object sharing the collector's maps: its exits hook and its health counters. */
 int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
 			 const struct kvmmmu_health *health);

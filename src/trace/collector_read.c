@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading the faults object's per-thread figures (and those of exited
+ * threads) into the model, each thread placed on its vCPU's row.
+ */
+#include <errno.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "faults.skel.h"
+
+void collector_add_figures(struct collector *c, struct model *m,
+			   const struct kvmmmu_thread_key *key, const struct kvmmmu_thread_id *id,
+			   const struct figures *f)
+{
+	int tgid = (int)key->tgid, tid = (int)key->tid, vcpu;
+	struct vm_row *vm = model_vm(m, tgid);
+	struct vcpu_row *row;
+
+	if (!vm)
+		return;
+	if (!vm->comm[0])
+		snprintf(vm->comm, sizeof(vm->comm), "%.15s", id->process);
+	if (c->opts.attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
+		vcpu = id->vcpu_id;
+	else
+		vcpu = vcpu_map_lookup(&c->vcpus, tgid, tid);
+	/* /proc was not read in time (the VM was too short): the name BPF captured */
+	if (vcpu < 0)
+		vcpu = vcpu_from_thread_name(id->comm);
+	row = model_row(vm, vcpu, tid);
+	if (!row)
+		return;
+	if (!row->comm[0])
+		snprintf(row->comm, sizeof(row->comm), "%.15s", id->comm);
+	figures_add(&row->f, f);
+	figures_add(&vm->total, f);
+}
+
+static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
+		       const struct kvmmmu_thread_stats *s, bool final)
+{
+	static struct figures f; /* large: off the stack */
+
+	memset(&f, 0, sizeof(f));
+	memcpy(f.counters, s->counters, sizeof(f.counters));
+	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
+	memcpy(f.hist, s->hist, sizeof(f.hist));
+	if (final && s->st.pending && !c->func_mode) {
+		/* as resolve_pending() would: the TDP MMU traces its spurious faults */
+		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
+
+		if (ret >= 0)
+			f.ret_pf[ret]++;
+	}
+	collector_add_figures(c, m, k, &s->id, &f);
+}
+
+int collector_read(struct collector *c, struct model *m, bool final)
+{
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	struct kvmmmu_thread_key k, next;
+	int more;
+
+	if (!s)
+		return -ENOMEM;
+	collector_health_sum(c, &m->health);
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready)
+			add_thread(c, m, &k, s, final);
+	}
+	/* exited threads: nothing follows their last event */
+	for (size_t i = 0; i < c->n_retired; i++)
+		add_thread(c, m, &c->retired[i].key, &c->retired[i].stats, true);
+	model_sort(m);
+	free(s);
+	return 0;
+}

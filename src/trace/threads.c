@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The collector's thread bookkeeping: what the thread-news ring says (a
+ * thread's first event, its exit), the names of threads and processes, the
+ * /proc vCPU map kept fresh for live VMs, and exited threads' last figures.
+ */
+#include <errno.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <search.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "collector.h"
+#include "array.h"
+#include "faults.skel.h"
+#include "log.h"
+#include "threads.h"
+
+struct name_key {
+	int tgid, tid;
+	size_t idx; /* into c->names */
+};
+
+static int name_key_cmp(const void *a, const void *b)
+{
+	const struct name_key *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+static struct thread_name *find_name(const struct collector *c, int tgid, int tid)
+{
+	struct name_key k = {tgid, tid, 0};
+	struct name_key **found = tfind(&k, &c->name_index, name_key_cmp);
+
+	return found ? &c->names[(*found)->idx] : NULL;
+}
+
+/* Records the name of (TGID, TID), tid 0 for the process; returns it, or NULL if known. */
+static struct thread_name *remember_name(struct collector *c, int tgid, int tid, const char *comm)
+{
+	struct name_key *k, **slot;
+	struct thread_name *n;
+
+	if (find_name(c, tgid, tid))
+		return NULL;
+	n = array_grow(c->names, c->n_names + 1, &c->cap_names, sizeof(*n));
+	k = malloc(sizeof(*k));
+	if (n)
+		c->names = n;
+	if (!n || !k) {
+		free(k);
+		return NULL;
+	}
+	*k = (struct name_key){tgid, tid, c->n_names};
+	slot = tsearch(k, &c->name_index, name_key_cmp);
+	if (!slot || *slot != k) {
+		free(k);
+		return NULL;
+	}
+	n = &c->names[c->n_names++];
+	memset(n, 0, sizeof(*n));
+	n->tgid = tgid;
+	n->tid = tid;
+	snprintf(n->comm, sizeof(n->comm), "%.15s", comm);
+	return n;
+}
+
+static void note_new_process(struct collector *c, int tgid)
+{
+	int *p = array_grow(c->new_procs, c->n_new_procs + 1, &c->cap_new_procs, sizeof(*p));
+
+	if (!p)
+		return;
+	c->new_procs = p;
+	c->new_procs[c->n_new_procs++] = tgid;
+}
+
+/*
+ * A thread seen for the first time, while it runs: name it and, when FAULTS
+ * (the faults object saw it: it may be a vCPU), find its vCPU in /proc now.
+ */
+static void note_thread(struct collector *c, int tgid, int tid, const struct kvmmmu_thread_id *id,
+			bool faults)
+{
+	struct thread_name *proc = find_name(c, tgid, 0);
+	bool vcpu_unknown = faults && (id->vcpu_id < 0 || c->opts.attribution == ATTRIBUTE_PROC);
+	struct thread_name *t;
+
+	if (!proc) {
+		proc = remember_name(c, tgid, 0, id->process);
+		if (!proc)
+			return;
+		note_new_process(c, tgid);
+	}
+	t = remember_name(c, tgid, tid, id->comm);
+	if (!t)
+		return;
+	t->vcpu_unknown = vcpu_unknown;
+	proc = find_name(c, tgid, 0); /* remember_name may have moved names[] */
+	if (vcpu_unknown) {
+		proc->needs_proc = true;
+		vcpu_map_scan(&c->vcpus, "/proc", tgid);
+	}
+}
+
+/*
+ * KEY exited: keep its last figures in user space and free its entries in
+ * every per-thread map, so that a long run with VMs coming and going never
+ * fills them. The thread's name stays, for the report.
+ */
+static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *key, bool group_dead)
+{
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	struct retired_thread *r;
+	__u32 tgid = key->tgid;
+
+	r = array_grow(c->retired, c->n_retired + 1, &c->cap_retired, sizeof(*r));
+	if (r) {
+		c->retired = r;
+		r = &c->retired[c->n_retired];
+		if (!bpf_map_lookup_elem(fd, key, &r->stats) && r->stats.id.ready) {
+			r->key = *key;
+			c->n_retired++;
+			/* its news may have been lost: name it now, or -p NAME never sees its VM */
+			if (!find_name(c, (int)key->tgid, (int)key->tid))
+				note_thread(c, (int)key->tgid, (int)key->tid, &r->stats.id, false);
+		}
+	}
+	bpf_map_delete_elem(fd, key);
+	for (size_t i = 0; i < c->n_hooks; i++)
+		c->hooks[i].fn(c->hooks[i].ctx, key, group_dead);
+	if (group_dead) {
+		struct thread_name *proc = find_name(c, (int)tgid, 0);
+
+		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
+		if (proc)
+			proc->gone = true;
+	}
+}
+
+static int on_thread_news(void *ctx, void *data, size_t len)
+{
+	const struct kvmmmu_thread_news *ev = data;
+
+	if (len < sizeof(*ev))
+		return 0;
+	if (ev->kind == KVMMMU_THREAD_NEW || ev->kind == KVMMMU_THREAD_NEW_PROCESS)
+		note_thread(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id,
+			    ev->kind == KVMMMU_THREAD_NEW);
+	else if (ev->kind == KVMMMU_THREAD_EXIT)
+		retire_thread(ctx, &ev->key, ev->group_dead);
+	return 0;
+}
+
+int collector_open_news(struct collector *c)
+{
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.thread_news), on_thread_news, c, NULL);
+	if (!c->rb) {
+		int err = -errno;
+
+		elog("cannot open the thread-news ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int collector_poll(struct collector *c, int timeout_ms)
+{
+	int n = ring_buffer__poll(c->rb, timeout_ms);
+
+	return n == -EINTR ? 0 : n;
+}
+
+/*
+ * The backstop when thread news was lost: names every thread in the faults
+ * map, and retires those that have exited.
+ */
+static void scan_threads(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	struct kvmmmu_thread_key k, next, *dead = NULL;
+	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	size_t n_dead = 0;
+	int more;
+
+	if (!s)
+		return;
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (!find_name(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s) &&
+		    s->id.ready)
+			note_thread(c, (int)k.tgid, (int)k.tid, &s->id, true);
+		if (syscall(SYS_tgkill, k.tgid, k.tid, 0) && errno == ESRCH) {
+			struct kvmmmu_thread_key *d = realloc(dead, (n_dead + 1) * sizeof(*d));
+
+			if (d) {
+				dead = d;
+				dead[n_dead++] = k;
+			}
+		}
+	}
+	for (size_t i = 0; i < n_dead; i++) /* not while walking the keys */
+		retire_thread(c, &dead[i], kill((pid_t)dead[i].tgid, 0) && errno == ESRCH);
+	free(dead);
+	free(s);
+}
+
+void collector_tick(struct collector *c)
+{
+	struct kvmmmu_health h;
+
+	ring_buffer__consume(c->rb);
+	collector_health_sum(c, &h);
+	if (h.news_lost != c->news_lost) {
+		c->news_lost = h.news_lost;
+		scan_threads(c);
+	}
+	/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
+	for (size_t i = 0; i < c->n_names; i++) {
+		struct thread_name *n = &c->names[i];
+
+		if (n->tid || !n->needs_proc || n->gone)
+			continue;
+		if (kill((pid_t)n->tgid, 0) && errno == ESRCH)
+			n->gone = true;
+		else
+			vcpu_map_scan(&c->vcpus, "/proc", n->tgid);
+	}
+}
+
+const char *collector_process_name(const struct collector *c, int pid)
+{
+	const struct thread_name *n = find_name(c, pid, 0);
+
+	return n ? n->comm : NULL;
+}
+
+size_t collector_take_new(struct collector *c, const int **pids)
+{
+	size_t n = c->n_new_procs;
+
+	*pids = c->new_procs;
+	c->n_new_procs = 0;
+	return n;
+}
+
+void collector_free_threads(struct collector *c)
+{
+	ring_buffer__free(c->rb);
+	free(c->retired);
+	tdestroy(c->name_index, free);
+	free(c->new_procs);
+	free(c->names);
+	vcpu_map_free(&c->vcpus);
+}
