@@ -189,6 +189,7 @@ struct kvmmmu_health {
 	__u64 calls_full;    /* KVM ioctls not timed: the in-flight call map was full */
 	__u64 slots_full;    /* memslot flags not kept: the memslot map was full */
 	__u64 timeline_lost; /* timeline events the ring buffer had no room for */
+	__u64 kprobe_missed; /* hits our kprobes ran no handler for (user space fills it in) */
 };
 
 #endif

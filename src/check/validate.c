@@ -22,13 +22,14 @@
 
 #include "check.h"
 #include "log.h"
+#include "deathwatch.h"
 #include "model.h"
 #include "procs.h"
 #include "vm_stats.h"
 
 static volatile sig_atomic_t interrupted;
-static int stopped_pid;	     /* to resume on any way out */
-static int watchdog_fd = -1; /* our end of the watchdog's pipe */
+static int stopped_pid;		   /* to resume on any way out */
+static struct deathwatch watchdog; /* resumes the VM if we die */
 
 static void on_signal(int sig)
 {
@@ -66,57 +67,10 @@ static bool all_stopped(int pid)
 	return all;
 }
 
-/*
- * A helper process that resumes the VM if we die without saying goodbye,
- * even by SIGKILL: it waits on a pipe whose write end only we hold, and EOF
- * without a final byte means we are gone. A stopped VMM is never left behind.
- */
-static int watchdog_start(int vm_pid)
+/* A stopped VMM is never left behind, even if we are killed while it is stopped. */
+static void resume_stopped_vm(void *vm_pid)
 {
-	int p[2];
-	pid_t w;
-
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	w = fork();
-	if (w < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -errno;
-	}
-	if (!w) {
-		char bye = 0;
-		ssize_t n;
-
-		/* a Ctrl-C meant for us reaches our whole process group: outlive it */
-		signal(SIGINT, SIG_IGN);
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		signal(SIGQUIT, SIG_IGN);
-		close(p[1]);
-		do
-			n = read(p[0], &bye, 1);
-		while (n < 0 && errno == EINTR);
-		if (n != 1 || bye != 'x')
-			kill(vm_pid, SIGCONT);
-		_exit(0);
-	}
-	close(p[0]);
-	watchdog_fd = p[1];
-	return 0;
-}
-
-/* We are done and the VM runs: the watchdog leaves without touching it. */
-static void watchdog_stop(void)
-{
-	if (watchdog_fd < 0)
-		return;
-	if (write(watchdog_fd, "x", 1) != 1)
-		elog("--validate: watchdog: %s", strerror(errno));
-	close(watchdog_fd);
-	watchdog_fd = -1;
-	while (wait(NULL) < 0 && errno == EINTR)
-		;
+	kill((pid_t)(long)vm_pid, SIGCONT);
 }
 
 static int pause_vm(int pid)
@@ -279,7 +233,7 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	signal(SIGHUP, on_signal);
 	signal(SIGQUIT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	err = watchdog_start(pid);
+	err = deathwatch_start(&watchdog, resume_stopped_vm, (void *)(long)pid);
 	if (err) {
 		elog("--validate: cannot start the watchdog that resumes the VM: %s",
 		     strerror(-err));
@@ -297,7 +251,7 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	if (!err && !interrupted)
 		err = snapshot(st, &kvm, &after, pid, false);
 	resume_vm();
-	watchdog_stop();
+	deathwatch_stop(&watchdog);
 	if (interrupted) {
 		elog("--validate: interrupted");
 		err = -EINTR;

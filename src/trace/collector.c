@@ -260,7 +260,7 @@ static int attach_one(struct collector *c, struct probe_status *p)
 
 		if (!bp || !bpf_program__autoload(bp))
 			continue;
-		link = bpf_program__attach(bp);
+		link = collector_attach_program(c, bp);
 		if (!link) {
 			int err = -errno;
 
@@ -276,6 +276,13 @@ static int attach_one(struct collector *c, struct probe_status *p)
 		attached++;
 	}
 	return attached ? 0 : -ENOENT;
+}
+
+struct bpf_link *collector_attach_program(struct collector *c, struct bpf_program *bp)
+{
+	if (bpf_program__type(bp) == BPF_PROG_TYPE_KPROBE)
+		return kprobes_attach(&c->kprobes, bp);
+	return bpf_program__attach(bp);
 }
 
 static void detach_all(struct collector *c)
@@ -389,6 +396,20 @@ static int check_forced_mode(struct collector *c, const enum attach_kind func_ki
 	return 0;
 }
 
+/*
+ * A kretprobe needs an instance for every thread inside its function at
+ * once: for the fault handlers every vCPU may be, so as many as the
+ * per-thread maps hold (KVMMMU_KRETPROBE_MAXACTIVE overrides, for tests).
+ */
+static unsigned int kretprobe_maxactive(unsigned int max_threads)
+{
+	const char *env = getenv("KVMMMU_KRETPROBE_MAXACTIVE");
+
+	if (env && atoi(env) > 0)
+		return atoi(env);
+	return max_threads;
+}
+
 int collector_open(struct collector *c, const struct collector_opts *opts)
 {
 	enum attach_kind func_kind[N_FUNC];
@@ -398,6 +419,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	memset(c, 0, sizeof(*c));
 	c->opts = *opts;
 	c->max_threads = opts->max_threads ? opts->max_threads : default_max_threads();
+	kprobes_init(&c->kprobes, kretprobe_maxactive(c->max_threads));
 	err = kernel_btf_load(&c->kb);
 	if (err) {
 		elog("kernel BTF is not available (%s): kvmmmu needs CONFIG_DEBUG_INFO_BTF",
@@ -545,6 +567,7 @@ void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum)
 		sum->slots_full += h->slots_full;
 		sum->timeline_lost += h->timeline_lost;
 	}
+	sum->kprobe_missed = kprobes_missed(&c->kprobes);
 }
 
 const struct probe_status *collector_probe(const struct collector *c, const char *name)
@@ -594,6 +617,7 @@ void collector_close(struct collector *c)
 	collector_free_threads(c);
 	detach_all(c);
 	faults_bpf__destroy(c->skel);
+	kprobes_close(&c->kprobes);
 	ret_pf_free(&c->ret_pf);
 	kernel_btf_free(&c->kb);
 	memset(c, 0, sizeof(*c));

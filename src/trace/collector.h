@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "kernel_btf.h"
+#include "kprobes.h"
 #include "model.h"
 #include "ret_pf.h"
 #include "vcpu_map.h"
@@ -93,6 +94,7 @@ struct collector {
 	bool func_mode; /* outcomes come from function probes */
 	struct bpf_link *links[COLLECTOR_MAX_LINKS];
 	size_t n_links;
+	struct kprobes kprobes; /* every object's kprobes and kretprobes */
 	struct vcpu_map vcpus;
 	struct thread_name *names; /* (tgid, tid) -> comm, tid 0 for the process */
 	size_t n_names, cap_names;
@@ -170,6 +172,8 @@ const char *attach_kind_str(enum attach_kind k);
 int probe_mode_parse(const char *s, enum probe_mode *mode);
 /* Whether a histogram can be filled with what is attached. */
 bool collector_hist_available(const struct collector *c, int hist, const char **why);
+/* Attaches BP of any object: kprobes through the collector's tracefs events (kprobes.h). */
+struct bpf_link *collector_attach_program(struct collector *c, struct bpf_program *bp);
 const struct probe_status *collector_probe(const struct collector *c, const char *name);
 
 #endif

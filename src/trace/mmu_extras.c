@@ -93,7 +93,7 @@ static void attach_chosen(struct mmu_extras *x, struct bpf_object *obj, struct p
 
 		if (!bp || !bpf_program__autoload(bp))
 			continue;
-		err = keep_link(x, bpf_program__attach(bp));
+		err = keep_link(x, collector_attach_program(x->c, bp));
 		if (err) {
 			p->kind = ATTACH_NONE;
 			snprintf(p->why, sizeof(p->why), "attach failed: %s", strerror(-err));
@@ -358,6 +358,7 @@ int mmu_extras_open(struct mmu_extras *x, struct collector *c, bool lock, bool e
 	struct timespec mono;
 
 	memset(x, 0, sizeof(*x));
+	x->c = c;
 	clock_gettime(CLOCK_MONOTONIC, &mono);
 	x->mono_to_wall = sysinfo_now() - (mono.tv_sec + mono.tv_nsec / 1e9);
 	x->lock_ok = lock && !open_lock(x, c);

@@ -43,6 +43,7 @@ struct mmu_extras {
 	struct mmu_lock_bpf *lock;
 	struct mmu_events_bpf *events;
 	struct ring_buffer *rb; /* the collector's ring-buffer set, not ours to free */
+	struct collector *c;	/* attaches our programs (its kprobe events) */
 	struct bpf_link *links[EXTRAS_MAX_LINKS];
 	size_t n_links;
 	struct probe_status probes[EXTRAS_MAX_PROBES];

@@ -180,5 +180,6 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 	put(&x, "ioctl_calls_untimed", NULL, m->health.calls_full);
 	put(&x, "memslot_flags_lost", NULL, m->health.slots_full);
 	put(&x, "timeline_events_lost", NULL, m->health.timeline_lost);
+	put(&x, "kprobe_missed", NULL, m->health.kprobe_missed);
 	return x.err;
 }

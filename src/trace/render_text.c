@@ -459,6 +459,9 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		 "memslot changes not told apart: too many memslots", true},
 		{offsetof(struct kvmmmu_health, timeline_lost), "timeline events lost: ring full",
 		 true},
+		{offsetof(struct kvmmmu_health, kprobe_missed),
+		 "kprobe hits missed (kretprobe instances exhausted, or a probe inside a probe)",
+		 true},
 		{offsetof(struct kvmmmu_health, news_lost),
 		 "thread news lost (ring full; the maps were rescanned)", false},
 	};

@@ -64,3 +64,14 @@ bool tracefs_has_event(const char *group, const char *event)
 	snprintf(path, sizeof(path), "%s/events/%s/%s", dir, group, event);
 	return !access(path, F_OK);
 }
+
+bool tracefs_has_kprobe_events(void)
+{
+	const char *dir = tracefs_dir();
+	char path[PATH_MAX];
+
+	if (!dir)
+		return false;
+	snprintf(path, sizeof(path), "%s/kprobe_events", dir);
+	return !access(path, W_OK);
+}
