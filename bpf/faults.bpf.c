@@ -10,7 +10,9 @@
  *  - tracepoints alone (func_mode == false) reconstruct each fault from
  *    kvm_mmu_spte_requested and what follows it: kvm_mmu_set_spte means
  *    RET_PF_FIXED, mark_mmio_spte RET_PF_EMULATE, nothing before the next
- *    fault RET_PF_SPURIOUS (mmu_set_spte() finds the SPTE already right).
+ *    fault RET_PF_SPURIOUS (mmu_set_spte() finds the SPTE already right);
+ *    where the backend traces its page-fault exits (kvm:kvm_page_fault), an
+ *    exit whose fault never requested an SPTE was retried (see on_exit).
  * Every handler does one map lookup; nothing goes through a ring buffer.
  */
 #include "kvmmmu_core.h"
@@ -153,6 +155,7 @@ static __always_inline int on_walk(__u64 addr)
 		return 0;
 	resolve_pending(s);
 	s->counters[KVMMMU_GUEST_WALKS]++;
+	s->st.exit_walked |= s->st.exit_pending;
 	s->st.walk_ts = bpf_ktime_get_ns();
 	s->st.walk_addr = addr;
 	s->st.element_ts = 0;
@@ -211,6 +214,7 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
 	if (!func_mode)
 		s->counters[KVMMMU_FAULTS]++;
+	s->st.exit_pending = 0; /* the exit's fault, shown */
 	s->st.pending = 1;
 	s->st.tdp_changes = 0;
 	s->st.changed_level = 0;
@@ -274,8 +278,10 @@ static __always_inline int on_mmio_page_fault(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (s)
-		s->counters[KVMMMU_MMIO_FAULTS]++;
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_MMIO_FAULTS]++;
+	s->st.exit_pending = 0; /* an MMIO SPTE's exit: emulated, not a fault KVM counts */
 	return 0;
 }
 TP_PAIR(handle_mmio_page_fault, on_mmio_page_fault(), u64 addr, gfn_t gfn, unsigned access)
@@ -318,22 +324,72 @@ static __always_inline int on_fast_page_fault(int ret)
 	if (!func_mode) {
 		s->counters[KVMMMU_FAULTS]++;
 		count_ret(s, ret);
+		s->st.exit_pending = 0;
 	}
 	return 0;
 }
 TP_PAIR(fast_page_fault, on_fast_page_fault(ret), struct kvm_vcpu *vcpu,
 	struct kvm_page_fault *fault, u64 *sptep, u64 old_spte, int ret)
 
+/*
+ * Tracepoint model, the faults no SPTE request shows. A page-fault exit
+ * (kvm:kvm_page_fault: SVM's NPF and #PF intercepts, VMX's EPT violations)
+ * is a fault KVM counts in pf_taken, unless it was an MMIO SPTE's
+ * (handle_mmio_page_fault). One that ends before requesting an SPTE and
+ * not on the fast path returned RET_PF_RETRY: it raced with an MMU-notifier
+ * invalidation (is_page_fault_stale()), or its guest walk failed under
+ * shadow paging (the guest gets the #PF), or it waits for an async page;
+ * or RET_PF_EMULATE for a write to a write-tracked page, which the
+ * emulation that follows shows (kvm:kvm_emulate_insn). It ends at the next
+ * exit, or when KVM_RUN returns to user space (kvm:kvm_userspace_exit).
+ * Backends that trace no page-fault exit (PVM) cannot show these faults.
+ */
+static __always_inline void resolve_exit(struct kvmmmu_thread_stats *s, int ret)
+{
+	if (!s->st.exit_pending)
+		return;
+	s->st.exit_pending = 0;
+	s->counters[KVMMMU_FAULTS]++;
+	s->st.tdp_mmu_fault = !s->st.exit_walked && thread_vm_tdp_mmu(s);
+	s->st.walked = s->st.exit_walked;
+	s->st.walk_ts = 0; /* no walk-to-SPTE sample: there was no SPTE */
+	s->st.tdp_changes = 0;
+	close_fault(s, ret, 0);
+	s->st.walked = 0;
+}
+
 static __always_inline int on_kvm_page_fault(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (s)
-		s->counters[KVMMMU_PF_EXITS]++;
+	if (!s)
+		return 0;
+	s->counters[KVMMMU_PF_EXITS]++;
+	if (func_mode || !armed)
+		return 0;
+	resolve_pending(s);
+	resolve_exit(s, ret_pf_retry);
+	s->st.exit_pending = 1;
+	s->st.exit_walked = 0;
 	return 0;
 }
 /* Arguments differ across kernels (6.1 added vcpu). */
 TP_PAIR_NO_ARGS(kvm_page_fault, on_kvm_page_fault())
+
+/* The exit's fault ends with RET: an emulation follows it, or KVM_RUN returns. */
+static __always_inline int end_exit(int ret)
+{
+	struct kvmmmu_thread_stats *s;
+
+	if (func_mode)
+		return 0;
+	s = thread();
+	if (s)
+		resolve_exit(s, ret);
+	return 0;
+}
+TP_PAIR_NO_ARGS(kvm_emulate_insn, end_exit(ret_pf_emulate))
+TP_PAIR_NO_ARGS(kvm_userspace_exit, end_exit(ret_pf_retry))
 
 /*
  * A thread of a process with map entries exits: tell user space, which keeps

@@ -69,6 +69,8 @@ struct kvmmmu_fault_state {
 	__u32 tdp_mmu_fault; /* the request is the TDP MMU's (fault->is_tdp and the VM uses it) */
 	__u32 fault_write;   /* the request is for a write */
 	__u32 vm_mmu;	     /* the thread's VM: 0 not known yet, 1 no TDP MMU, 2 TDP MMU */
+	__u32 exit_pending;  /* tracepoint model: a page-fault exit whose fault has not shown */
+	__u32 exit_walked;   /* ... and that fault walked the guest's page tables */
 };
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */

@@ -30,6 +30,8 @@ static const struct {
 	{"kvmmmu", "kvm_mmu_zap_all_fast"},
 	{"kvmmmu", "kvm_mmu_split_huge_page"},
 	{"kvm", "kvm_page_fault"},
+	{"kvm", "kvm_emulate_insn"},
+	{"kvm", "kvm_userspace_exit"},
 	{"kvm", "kvm_entry"},
 	{"kvm", "kvm_exit"},
 };

@@ -18,7 +18,8 @@ static const char usage[] =
 	"\n"
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N]\n"
-	"                   [--duration SECS] [--thp] [--thread-names STYLE] [--csv FILE|-]\n"
+	"                   [--duration SECS] [--thp] [--reclaim MS] [--thread-names STYLE]\n"
+	"                   [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
@@ -42,6 +43,10 @@ static const char usage[] =
 	"      --passes N         write passes without dirty logging, populate included\n"
 	"                         (default 1)\n"
 	"      --duration SECS    repeat the last phase until SECS have passed\n"
+	"      --reclaim MS       every MS ms, drop 1/8 of the test memory's pages\n"
+	"                         (MADV_DONTNEED), as host reclaim or a balloon does:\n"
+	"                         MMU-notifier zaps take mmu_lock for write while the\n"
+	"                         vCPUs fault, and racing faults are retried\n"
 	"      --thp              back test memory with transparent huge pages\n"
 	"                         (default: MADV_NOHUGEPAGE, for reproducible counts)\n"
 	"      --thread-names STYLE  name vCPU threads like qemu (\"CPU N/KVM\", default),\n"
@@ -72,6 +77,7 @@ enum {
 	OPT_PASSES,
 	OPT_DURATION,
 	OPT_THP,
+	OPT_RECLAIM,
 	OPT_CSV,
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
@@ -85,6 +91,7 @@ static const struct option long_opts[] = {
 	{"passes", required_argument, NULL, OPT_PASSES},
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
+	{"reclaim", required_argument, NULL, OPT_RECLAIM},
 	{"shared", no_argument, NULL, OPT_SHARED},
 	{"guest-mode", required_argument, NULL, OPT_GUEST_MODE},
 	{"csv", required_argument, NULL, OPT_CSV},
@@ -196,6 +203,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_THP:
 			o->thp = true;
+			break;
+		case OPT_RECLAIM:
+			if (parse_count("--reclaim", optarg, 1, 60000, &o->reclaim_ms))
+				return -1;
 			break;
 		case OPT_SHARED:
 			o->shared = true;

@@ -55,6 +55,7 @@ struct load_opts {
 	unsigned int dirty_iters; /* 0: no dirty logging */
 	double duration;	  /* seconds, 0: not timed */
 	bool thp;
+	unsigned int reclaim_ms; /* 0: no reclaim thread */
 	const char *csv_path;
 	const char *label;
 	enum thread_names thread_names;
@@ -137,6 +138,10 @@ bool run_stop_requested(void);
 int run_start(struct vm *vm, enum thread_names names);
 enum pass_result run_pass(struct vm *vm);
 void run_stop(struct vm *vm);
+
+/* reclaim.c: the --reclaim thread; stop returns its MADV_DONTNEED calls */
+int reclaim_start(struct vm *vm, unsigned int ms);
+uint64_t reclaim_stop(void);
 
 /* report.c */
 void report_open(struct csv_writer *csv);

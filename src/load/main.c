@@ -296,8 +296,14 @@ int main(int argc, char **argv)
 		run_stop(&vm);
 		goto out;
 	}
+	if (o.reclaim_ms && reclaim_start(&vm, o.reclaim_ms)) {
+		run_stop(&vm);
+		goto out;
+	}
 	res = run_phases(&p);
 	run_stop(&vm);
+	if (o.reclaim_ms)
+		report_count("Reclaim calls (MADV_DONTNEED)", "reclaim_calls", reclaim_stop());
 
 	if (res == PASS_STOPPED)
 		fprintf(load_out, "Interrupted during %s; statistics so far:\n", p.current);

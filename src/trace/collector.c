@@ -21,11 +21,19 @@ static const struct {
 	const char *group, *event;
 	bool optional;
 } tracepoints[] = {
-	{"kvmmmu", "kvm_mmu_pagetable_walk", false}, {"kvmmmu", "kvm_mmu_walker_error", false},
-	{"kvmmmu", "kvm_mmu_spte_requested", false}, {"kvmmmu", "kvm_mmu_set_spte", false},
-	{"kvmmmu", "fast_page_fault", false},	     {"kvmmmu", "kvm_tdp_mmu_spte_changed", false},
-	{"kvmmmu", "handle_mmio_page_fault", false}, {"kvmmmu", "mark_mmio_spte", false},
-	{"kvmmmu", "kvm_mmu_paging_element", true},  {"kvm", "kvm_page_fault", false},
+	{"kvmmmu", "kvm_mmu_pagetable_walk", false},
+	{"kvmmmu", "kvm_mmu_walker_error", false},
+	{"kvmmmu", "kvm_mmu_spte_requested", false},
+	{"kvmmmu", "kvm_mmu_set_spte", false},
+	{"kvmmmu", "fast_page_fault", false},
+	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false},
+	{"kvmmmu", "handle_mmio_page_fault", false},
+	{"kvmmmu", "mark_mmio_spte", false},
+	{"kvmmmu", "kvm_mmu_paging_element", true},
+	{"kvm", "kvm_page_fault", false},
+	/* end the faults of page-fault exits that requested no SPTE (tracepoint model) */
+	{"kvm", "kvm_emulate_insn", false},
+	{"kvm", "kvm_userspace_exit", false},
 	{"sched", "sched_process_exit", false}, /* frees exited threads' entries */
 };
 

@@ -480,6 +480,30 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		fprintf(f, "WARNING: the figures above are incomplete.\n");
 }
 
+/*
+ * The tracepoint model counts a fault that ends before it requests an SPTE
+ * (RET_PF_RETRY after an MMU-notifier race, a guest #PF under shadow paging)
+ * from its page-fault exit. A backend that traces no exit (PVM) hides those.
+ */
+static void render_blind_spot(FILE *f, const struct model *m, const struct render_opts *o)
+{
+	__u64 faults = 0, exits = 0;
+
+	if (o->c->func_mode)
+		return;
+	for (size_t i = 0; i < m->n_vms; i++) {
+		faults += m->vms[i].total.counters[KVMMMU_FAULTS];
+		exits += m->vms[i].total.counters[KVMMMU_PF_EXITS];
+	}
+	if (faults && !exits)
+		fprintf(f,
+			"\nNote: this KVM backend traces no page-fault exit (kvm:kvm_page_fault), "
+			"so faults that end before requesting an SPTE (retried after an "
+			"MMU-notifier "
+			"race, guest #PFs under shadow paging) are not counted; KVM's pf_taken "
+			"counts them.\n");
+}
+
 /* A thread that is not a vCPU is worth a row of its own when it has shown figures. */
 static bool thread_row_worth_showing(const struct figures *fg, const struct render_opts *o)
 {
@@ -532,5 +556,6 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 	}
 	if (!shown)
 		fprintf(f, "No KVM MMU faults seen.\n");
+	render_blind_spot(f, m, o);
 	render_health(f, &m->health);
 }

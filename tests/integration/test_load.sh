@@ -53,6 +53,23 @@ for i in 1 2; do
 done
 check load/dirty-log-disable-timing "no disable line" grep -q '^Disabling dirty logging time: ' "$TMP/dl.out"
 
+# --- reclaim: MADV_DONTNEED slices while the vCPUs write; dropped pages
+# fault again, and faults that race with the zaps are retried (counted in
+# pf_taken, neither fixed nor spurious)
+"$LOAD" --vcpus 2 --mem 16M --dirty-log 3 --reclaim 1 --csv "$TMP/rc.csv" >"$TMP/rc.out" 2>&1 ||
+	fail load/reclaim-runs "exit $?: $(tail -1 "$TMP/rc.out")"
+calls=$(csv_value "$TMP/rc.csv" load reclaim_calls "")
+check load/reclaim-calls "reclaim_calls=$calls" test "${calls:-0}" -gt 0
+taken=0 fixed=0
+for v in 0 1; do
+	taken=$((taken + $(csv_value "$TMP/rc.csv" kvm_stats pf_taken $v)))
+	fixed=$((fixed + $(csv_value "$TMP/rc.csv" kvm_stats pf_fixed $v)))
+done
+check load/reclaim-refaults "pf_fixed=$fixed, at least $((4 * 8192)) (4 passes over 2 x 4096 pages)" \
+	test $fixed -ge $((4 * 8192))
+check load/reclaim-retries "pf_taken=$taken, pf_fixed=$fixed: no fault raced with a zap" \
+	test $taken -gt $fixed
+
 # --- thread names, as QEMU's by default and others on request
 "$LOAD" --vcpus 2 --mem 8M --duration 3 --thread-names firecracker >/dev/null 2>&1 &
 pid=$!
@@ -99,6 +116,8 @@ bad guest-mode 2 --guest-mode real
 bad guest-mode-32-too-big 2 --guest-mode 32bit --vcpus 2 --mem 2G
 bad duration-past-cap 2 --duration 1e9
 bad csv-full 1 --csv /dev/full
+bad reclaim-zero 2 --reclaim 0
+bad reclaim-text 2 --reclaim often
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"
