@@ -135,7 +135,7 @@ test-vm: all
 demo: all
 	$(Q)scripts/demo.sh $(OUTPUT)
 
-bench: all
+bench: all $(TEST_TOOLS)
 	$(Q)scripts/bench.sh $(OUTPUT)
 
 # Debian 12 packages for building, testing and benchmarking. Idempotent.

@@ -32,6 +32,8 @@ const volatile int ret_pf_retry = -1;
 const volatile int ret_pf_write_protected = -1;
 /* kvm.tdp_mmu as the module has it (6.3+, where the VM keeps no copy): -1 unknown, 0, 1 */
 const volatile int tdp_mmu_param = -1;
+/* --sample N: 1 fault in N is timed (clock reads, histograms); every one is counted. */
+const volatile __u32 sample_every = 1;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
 /*
@@ -43,11 +45,52 @@ bool armed = false;
 
 KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_thread_stats);
 
+/*
+ * Puts the mmu_lock of the thread's VM into the lock table (a vCPU's first
+ * events), for the mmu_lock object's contention_begin. Not atomic: another
+ * VM may take the same free slot at once, so the thread counts as known only
+ * once a later event finds its lock there. A full set sets t->full, which
+ * makes contention_begin check every rwlock the slow way.
+ */
+static __always_inline void learn_mmu_lock(struct kvmmmu_thread_stats *s)
+{
+	__u32 zero = 0, base, tgid = bpf_get_current_pid_tgid() >> 32;
+	struct kvmmmu_lock_table *t;
+	struct kvm_vcpu *vcpu;
+	__u64 lock;
+
+	vcpu = current_vcpu();
+	t = bpf_map_lookup_elem(&mmu_locks, &zero);
+	if (!vcpu || !t)
+		return;
+	lock = (__u64)BPF_CORE_READ(vcpu, kvm) + bpf_core_field_offset(struct kvm, mmu_lock);
+	if (lock_slot(t, lock)) {
+		s->st.lock_known = 1;
+		return;
+	}
+	base = lock_set_base(lock);
+	for (int i = 0; i < KVMMMU_LOCK_WAYS; i++) {
+		struct kvmmmu_lock_slot *slot = &t->slots[(base + i) & (KVMMMU_LOCK_SLOTS - 1)];
+
+		if (!slot->lock) {
+			slot->tgid = tgid;
+			slot->lock = lock;
+			return;
+		}
+	}
+	t->full = 1;
+}
+
 /* The calling thread's entry, created on its first event; NULL when not traced. */
 static __always_inline struct kvmmmu_thread_stats *thread(void)
 {
-	return thread_entry(&thread_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
-			    &thread_news, false, &health);
+	struct kvmmmu_thread_stats *s =
+		thread_entry(&thread_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
+			     &thread_news, false, &health);
+
+	if (s && !s->st.lock_known)
+		learn_mmu_lock(s);
+	return s;
 }
 
 static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
@@ -65,6 +108,23 @@ static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
 	 */
 	barrier_var(slot);
 	s->ret_pf[slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
+}
+
+/*
+ * Whether the fault starting now is timed: every one by default, 1 in
+ * sample_every with --sample (per thread, evenly spaced). Untimed faults
+ * read no clock: that is what sampling saves.
+ */
+static __always_inline bool start_timing(struct kvmmmu_thread_stats *s)
+{
+	if (sample_every <= 1)
+		return s->st.timed = 1;
+	if (s->st.untimed_left) {
+		s->st.untimed_left--;
+		return s->st.timed = 0;
+	}
+	s->st.untimed_left = sample_every - 1;
+	return s->st.timed = 1;
 }
 
 /* Ends the pending fault with RET; NOW is when its SPTE was set, 0 if none was (no latency). */
@@ -156,7 +216,8 @@ static __always_inline int on_walk(__u64 addr)
 	resolve_pending(s);
 	s->counters[KVMMMU_GUEST_WALKS]++;
 	s->st.exit_walked |= s->st.exit_pending;
-	s->st.walk_ts = bpf_ktime_get_ns();
+	/* the tracepoint model's faults start here; function probes' at kvm_mmu_page_fault */
+	s->st.walk_ts = (func_mode ? s->st.timed : start_timing(s)) ? bpf_ktime_get_ns() : 0;
 	s->st.walk_addr = addr;
 	s->st.element_ts = 0;
 	s->st.walked = 1;
@@ -168,7 +229,7 @@ static __always_inline int on_paging_element(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (s)
+	if (s && s->st.walk_ts)
 		s->st.element_ts = bpf_ktime_get_ns();
 	return 0;
 }
@@ -185,30 +246,68 @@ static __always_inline int on_walker_error(void)
 	return 0;
 }
 
+/* What the tracepoint model reads of a struct kvm_page_fault. */
+struct fault_view {
+	__u64 addr;
+	bool write;
+	bool is_tdp;
+};
+
+#define FAULT_SPAN 32 /* bytes from ->addr that hold ->write and ->is_tdp (16 on 5.16..6.12) */
+
+/*
+ * One read of the fault's first bytes, not one per field: each
+ * bpf_probe_read_kernel() costs about as much as a map lookup. The offsets
+ * are CO-RE relocated constants; a layout that puts a field beyond the span
+ * reads it on its own.
+ */
+static __always_inline void read_fault(struct kvm_page_fault *fault, struct fault_view *v)
+{
+	__u32 base = bpf_core_field_offset(fault->addr);
+	__u32 w = bpf_core_field_offset(fault->write) - base;
+	__u32 t = bpf_core_field_exists(fault->is_tdp) ? bpf_core_field_offset(fault->is_tdp) - base
+						       : 0;
+	__u8 buf[FAULT_SPAN] = {};
+
+	v->addr = 0;
+	v->write = v->is_tdp = false;
+	if (!fault || bpf_probe_read_kernel(buf, sizeof(buf), (void *)fault + base))
+		return;
+	v->addr = *(__u64 *)buf;
+	if (w < FAULT_SPAN)
+		v->write = buf[w & (FAULT_SPAN - 1)];
+	else
+		v->write = BPF_CORE_READ(fault, write);
+	if (!bpf_core_field_exists(fault->is_tdp))
+		return;
+	if (t < FAULT_SPAN)
+		v->is_tdp = buf[t & (FAULT_SPAN - 1)];
+	else
+		v->is_tdp = BPF_CORE_READ(fault, is_tdp);
+}
+
 /*
  * Whether the last guest walk was this fault's own: shadow paging
  * (FNAME(page_fault)) walks FAULT->addr just before it requests the SPTE;
  * a TDP fault walks nothing, and the walk before it was the emulator's.
  */
-static __always_inline bool walk_is_fault_s(struct kvm_page_fault *fault, __u64 walk_addr)
+static __always_inline bool walk_is_fault_s(const struct fault_view *f, __u64 walk_addr)
 {
-	if (!fault) /* tp_btf: 6.12's verifier wants the check before any arithmetic */
-		return false;
-	if (bpf_core_field_exists(fault->is_tdp) && BPF_CORE_READ(fault, is_tdp))
-		return false;
-	return BPF_CORE_READ(fault, addr) == walk_addr;
+	return !f->is_tdp && f->addr == walk_addr;
 }
 TP_PAIR(kvm_mmu_walker_error, on_walker_error(), u32 pferr)
 
 static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 {
 	struct kvmmmu_thread_stats *s = thread();
+	struct fault_view f;
 
 	if (!s || !armed)
 		return 0;
 	resolve_pending(s);
 	s->counters[KVMMMU_SPTE_REQUESTED]++;
-	if (s->st.walked && !walk_is_fault_s(fault, s->st.walk_addr))
+	read_fault(fault, &f);
+	if (s->st.walked && !walk_is_fault_s(&f, s->st.walk_addr))
 		s->st.walked = 0;
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
@@ -218,8 +317,8 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 	s->st.pending = 1;
 	s->st.tdp_changes = 0;
 	s->st.changed_level = 0;
-	s->st.fault_write = fault && BPF_CORE_READ(fault, write);
-	s->st.tdp_mmu_fault = fault && BPF_CORE_READ(fault, is_tdp) && thread_vm_tdp_mmu(s);
+	s->st.fault_write = f.write;
+	s->st.tdp_mmu_fault = f.is_tdp && thread_vm_tdp_mmu(s);
 	return 0;
 }
 TP_PAIR(kvm_mmu_spte_requested, on_spte_requested(fault), struct kvm_page_fault *fault)
@@ -253,7 +352,7 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep)
 	else if (s->st.fault_write && !bpf_probe_read_kernel(&spte, sizeof(spte), sptep) &&
 		 !(spte & SPTE_WRITABLE))
 		ret = ret_pf_write_protected;
-	close_fault(s, ret, bpf_ktime_get_ns());
+	close_fault(s, ret, s->st.walk_ts ? bpf_ktime_get_ns() : 0);
 	s->st.walked = 0;
 	return 0;
 }
@@ -267,7 +366,7 @@ static __always_inline int on_mark_mmio_spte(void)
 		return 0;
 	s->counters[KVMMMU_MMIO_SPTES_CREATED]++;
 	if (s->st.pending) {
-		close_fault(s, ret_pf_emulate, bpf_ktime_get_ns());
+		close_fault(s, ret_pf_emulate, s->st.walk_ts ? bpf_ktime_get_ns() : 0);
 		s->st.walked = 0;
 	}
 	return 0;
@@ -316,11 +415,12 @@ static __always_inline int on_fast_page_fault(int ret)
 	s->counters[KVMMMU_FAST_PF_CALLS]++;
 	if (ret != ret_pf_fixed && ret != ret_pf_spurious)
 		return 0;
-	now = bpf_ktime_get_ns();
 	s->counters[KVMMMU_PATH_FAST]++;
 	s->st.fast_resolved = 1;
-	if (s->st.handler_ts)
+	if (s->st.handler_ts) {
+		now = bpf_ktime_get_ns();
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.handler_ts);
+	}
 	if (!func_mode) {
 		s->counters[KVMMMU_FAULTS]++;
 		count_ret(s, ret);
@@ -429,7 +529,7 @@ static __always_inline int on_fault_entry(void)
 
 	if (!s || !armed)
 		return 0;
-	s->st.fault_ts = bpf_ktime_get_ns();
+	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
 	s->st.in_fault = 1;
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
@@ -455,7 +555,8 @@ static __always_inline int on_handler_entry(void)
 
 	if (!s || !armed)
 		return 0;
-	s->st.handler_ts = bpf_ktime_get_ns();
+	s->st.handler_ts = s->st.timed ? bpf_ktime_get_ns() : 0;
+	s->st.in_handler = 1;
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
 	return 0;
@@ -481,14 +582,16 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 	struct kvmmmu_thread_stats *s = thread();
 	__u64 now;
 
-	if (!s || !s->st.handler_ts)
+	if (!s || !s->st.in_handler)
 		return 0;
-	now = bpf_ktime_get_ns();
 	if (s->st.in_fault) {
 		s->counters[KVMMMU_FAULTS]++;
 		count_ret(s, (int)ret);
 		if (!s->st.fast_resolved) {
-			kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
+			if (s->st.handler_ts) {
+				now = bpf_ktime_get_ns();
+				kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
+			}
 			if (kind == HANDLER_SHADOW)
 				s->counters[KVMMMU_PATH_SHADOW]++;
 			else if (kind == HANDLER_NONPAGING || s->st.direct)
@@ -498,6 +601,7 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 		}
 	}
 	s->st.handler_ts = 0;
+	s->st.in_handler = 0;
 	return 0;
 }
 
@@ -516,7 +620,7 @@ static __always_inline int on_memslot_entry(void)
 	struct kvmmmu_thread_stats *s = thread();
 
 	if (s)
-		s->st.memslot_ts = bpf_ktime_get_ns();
+		s->st.memslot_ts = s->st.in_fault && s->st.timed ? bpf_ktime_get_ns() : 0;
 	return 0;
 }
 

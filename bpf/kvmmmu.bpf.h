@@ -33,6 +33,26 @@ static __always_inline int current_vcpu_id(void)
 	return vcpu ? BPF_CORE_READ(vcpu, vcpu_id) : -1;
 }
 
+/* The first slot of LOCK's set in the mmu_lock table (kvmmmu.h). */
+static __always_inline __u32 lock_set_base(__u64 lock)
+{
+	return (((lock >> 12) ^ (lock >> 22)) & (KVMMMU_LOCK_SETS - 1)) * KVMMMU_LOCK_WAYS;
+}
+
+/* LOCK's slot in the mmu_lock table, or NULL. */
+static __always_inline struct kvmmmu_lock_slot *lock_slot(struct kvmmmu_lock_table *t, __u64 lock)
+{
+	__u32 base = lock_set_base(lock);
+
+	for (int i = 0; i < KVMMMU_LOCK_WAYS; i++) {
+		struct kvmmmu_lock_slot *slot = &t->slots[(base + i) & (KVMMMU_LOCK_SLOTS - 1)];
+
+		if (slot->lock == lock)
+			return slot;
+	}
+	return NULL;
+}
+
 static __always_inline void kvmmmu_hist_add(struct kvmmmu_hist *h, __u64 ns)
 {
 	__u64 slot = kvmmmu_hist_slot(ns);

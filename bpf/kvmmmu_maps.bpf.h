@@ -59,6 +59,15 @@ struct {
 	__type(value, __u8);
 } traced_pids SEC(".maps");
 
+/* The traced VMs' mmu_lock addresses (struct kvmmmu_lock_table), mmap()ed by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct kvmmmu_lock_table);
+} mmu_locks SEC(".maps");
+
 /* Fault figures and state per thread (8 KiB each), written by the faults object. */
 KVMMMU_THREAD_MAP(thread_stats, struct kvmmmu_thread_stats);
 

@@ -5,10 +5,10 @@
  * zaps, dirty-log changes), per thread.
  *
  * lock:contention_begin/end (5.19+) fire for every contended lock in the
- * system; a begin is kept only when its lock is the mmu_lock of the VM the
- * thread belongs to: the VM of the vCPU it has loaded, or else a struct kvm
- * whose mm is the thread's own (the VMM's ioctl threads). Before 5.19 the
- * same comes from kprobes on queued_{read,write}_lock_slowpath.
+ * system; a begin is kept only when its lock is the mmu_lock of a traced VM
+ * of the thread's own process (its vCPUs, or the VMM's ioctl threads), as
+ * the lock table the faults object fills says. Before 5.19 the same comes
+ * from kprobes on queued_{read,write}_lock_slowpath.
  */
 #include "kvmmmu_core.h"
 #include <bpf/bpf_helpers.h>
@@ -26,7 +26,11 @@
 KVMMMU_THREAD_MAP(lock_stats, struct kvmmmu_lock_stats);
 KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_lock_stats);
 
-/* LOCK is the mmu_lock of the VM the current thread works for. */
+/*
+ * The slow check, for when the lock table is full: LOCK is the mmu_lock of
+ * the VM of the vCPU the thread has loaded, or a struct kvm whose mm is the
+ * thread's own (the VMM's ioctl threads).
+ */
 static __always_inline bool is_mmu_lock(void *lock)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
@@ -36,24 +40,49 @@ static __always_inline bool is_mmu_lock(void *lock)
 
 	if (vcpu)
 		return (void *)BPF_CORE_READ(vcpu, kvm) + off == lock;
-	/* not a vCPU: is LOCK inside a struct kvm of this process? */
 	kvm = lock - off;
 	return BPF_CORE_READ(kvm, mm) == BPF_CORE_READ(task, mm) && BPF_CORE_READ(task, mm);
 }
+
+/*
+ * Whether LOCK is the mmu_lock of a traced VM of the calling process: a few
+ * loads in the lock table, which the faults object fills from the vCPUs.
+ */
+static __always_inline bool traced_mmu_lock(void *lock, __u64 *id)
+{
+	struct kvmmmu_lock_table *t;
+	struct kvmmmu_lock_slot *slot;
+	__u32 zero = 0;
+
+	t = bpf_map_lookup_elem(&mmu_locks, &zero);
+	if (!t)
+		return false;
+	slot = lock_slot(t, (__u64)lock);
+	if (!slot && !t->full)
+		return false; /* nearly every other lock of the system ends here */
+	*id = bpf_get_current_pid_tgid();
+	if (slot)
+		return slot->tgid == *id >> 32;
+	return is_mmu_lock(lock);
+}
+
+/*
+ * The wait in progress on this CPU. An rwlock waiter spins with preemption
+ * off, so its begin and end run on one CPU with no other task between them;
+ * a handler that interrupts the spin and waits for another lock is told
+ * apart by the lock address (and only traced mmu_locks are ever kept).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kvmmmu_lock_wait);
+} lock_wait SEC(".maps");
 
 static __always_inline struct kvmmmu_lock_stats *thread(void)
 {
 	return thread_entry(&lock_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
 			    &thread_news, true, &health);
-}
-
-/* The thread's entry if it has one: contention_end never creates. */
-static __always_inline struct kvmmmu_lock_stats *known_thread(void)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
-
-	return bpf_map_lookup_elem(&lock_stats, &key);
 }
 
 /*
@@ -68,21 +97,22 @@ static __always_inline bool in_fault(const struct kvmmmu_thread_key *key)
 	return t && (t->st.in_fault || t->st.walked);
 }
 
+/* Begin: only a clock read and a per-CPU store, once the lock is known to be traced. */
 static __always_inline int begin(void *lock, __u32 mode)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
-	struct kvmmmu_lock_stats *s;
+	struct kvmmmu_lock_wait *w;
+	__u32 zero = 0;
+	__u64 id;
 
-	if (!is_mmu_lock(lock))
+	if (!traced_mmu_lock(lock, &id))
 		return 0;
-	s = thread();
-	if (!s)
+	w = bpf_map_lookup_elem(&lock_wait, &zero);
+	if (!w)
 		return 0;
-	s->begin_ts = bpf_ktime_get_ns();
-	s->begin_lock = (__u64)lock;
-	s->begin_mode = mode;
-	s->waiting = in_fault(&key) ? 2 : 1;
+	w->begin_ts = bpf_ktime_get_ns();
+	w->lock = (__u64)lock;
+	w->id = id;
+	w->mode = mode;
 	return 0;
 }
 
@@ -95,21 +125,32 @@ static __always_inline int begin(void *lock, __u32 mode)
  */
 static __always_inline int end(void *lock)
 {
-	struct kvmmmu_lock_stats *s = known_thread();
-	__u32 mode;
-	__u64 ns;
+	struct kvmmmu_thread_key key;
+	struct kvmmmu_lock_stats *s;
+	struct kvmmmu_lock_wait *w;
+	__u32 zero = 0, mode;
+	__u64 id, ns;
 
-	if (!s || !s->waiting || (lock && s->begin_lock != (__u64)lock))
+	w = bpf_map_lookup_elem(&lock_wait, &zero);
+	if (!w || !w->lock || (lock && w->lock != (__u64)lock))
 		return 0;
-	ns = bpf_ktime_get_ns() - s->begin_ts;
-	mode = s->begin_mode == KVMMMU_LOCK_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ;
-	if (s->waiting == 2) {
+	id = bpf_get_current_pid_tgid();
+	if (w->id != id)
+		return 0;
+	key.tgid = id >> 32;
+	key.tid = (__u32)id;
+	ns = bpf_ktime_get_ns() - w->begin_ts;
+	mode = w->mode == KVMMMU_LOCK_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ;
+	w->lock = 0;
+	s = thread();
+	if (!s)
+		return 0;
+	if (in_fault(&key)) {
 		kvmmmu_hist_add(&s->wait_hist[mode], ns);
 	} else {
 		s->other_waits[mode]++;
 		s->other_wait_ns[mode] += ns;
 	}
-	s->waiting = 0;
 	return 0;
 }
 

@@ -71,6 +71,10 @@ struct kvmmmu_fault_state {
 	__u32 vm_mmu;	     /* the thread's VM: 0 not known yet, 1 no TDP MMU, 2 TDP MMU */
 	__u32 exit_pending;  /* tracepoint model: a page-fault exit whose fault has not shown */
 	__u32 exit_walked;   /* ... and that fault walked the guest's page tables */
+	__u32 lock_known;    /* the thread's VM's mmu_lock is in the lock table */
+	__u32 timed;	     /* --sample: this fault is timed */
+	__u32 untimed_left;  /* --sample: faults to skip before the next timed one */
+	__u32 in_handler;    /* inside a page-fault handler (function probes) */
 };
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */
@@ -114,12 +118,40 @@ enum kvmmmu_lock_mode {
 	KVMMMU_LOCK_MODES,
 };
 
+/*
+ * The traced VMs' mmu_lock addresses, learned by the faults object from each
+ * vCPU thread's first events, so that lock:contention_begin, which sees
+ * every contended lock of the system, rejects the others with a few loads.
+ * Set-associative: an address has KVMMMU_LOCK_WAYS slots in the set its page
+ * number picks (struct kvm is page-aligned: the low bits say nothing). User
+ * space clears a process's slots when it exits.
+ */
+#define KVMMMU_LOCK_SETS 1024
+#define KVMMMU_LOCK_WAYS 4
+#define KVMMMU_LOCK_SLOTS (KVMMMU_LOCK_SETS * KVMMMU_LOCK_WAYS)
+
+struct kvmmmu_lock_slot {
+	__u64 lock; /* &kvm->mmu_lock; 0: free */
+	__u32 tgid; /* the VM's process */
+	__u32 pad;
+};
+
+struct kvmmmu_lock_table {
+	struct kvmmmu_lock_slot slots[KVMMMU_LOCK_SLOTS];
+	__u32 full; /* a set had no room: not finding a lock proves nothing */
+};
+
+/* A wait for a traced mmu_lock in progress on a CPU (the spin runs with preemption off). */
+struct kvmmmu_lock_wait {
+	__u64 lock; /* 0: none */
+	__u64 id;   /* bpf_get_current_pid_tgid() of the waiter */
+	__u64 begin_ts;
+	__u32 mode;
+	__u32 pad;
+};
+
 struct kvmmmu_lock_stats {
 	struct kvmmmu_thread_id id;
-	__u64 begin_ts;	  /* a contention in progress (BPF-private) */
-	__u64 begin_lock; /* ... on this lock: only its own contention_end closes it */
-	__u32 begin_mode;
-	__u32 waiting; /* 1: outside a fault, 2: inside one */
 	/* waits outside fault handling (root loads, zaps, ioctls): count and ns */
 	__u64 other_waits[KVMMMU_LOCK_MODES];
 	__u64 other_wait_ns[KVMMMU_LOCK_MODES];

@@ -33,7 +33,17 @@
 #    bpf_ktime_get_ns, and a task-local-storage lookup; and bpftrace's
 #    `@c = count()` on the same tracepoint (a "tracepoint" program).
 #
-# The targets are printed with "met"/"NOT met"; nothing here fails on them.
+# 3. Attach time: kvmmmu-hist started BENCH_ATTACH_RUNS times (default 5), from
+#    exec to its "Tracing" line; the median.
+# 4. kvmmmu-hist's own CPU at a 1 s interval: 8 VMs x 8 vCPUs faulting under
+#    dirty logging, kvmmmu-hist 1 tracing them all, its utime+stime over 10 s.
+# 5. contention_begin on locks that are not a traced mmu_lock: a small VM
+#    runs while tests/tools/threadstorm contends on the host's own locks
+#    (thread creation and exit: tasklist_lock, an rwlock like mmu_lock;
+#    mmap_lock), with bpf_stats on: ns per contention_begin against the empty
+#    baseline program.
+#
+# The targets (issue 9) are printed with "met"/"NOT met"; nothing here fails on them.
 set -u
 export LC_ALL=C
 
@@ -43,6 +53,7 @@ COST_ROUNDS=${BENCH_COST_ROUNDS:-3}
 VCPUS=${BENCH_VCPUS:-2}
 MEM=${BENCH_MEM:-256M}
 DIRTY=${BENCH_DIRTY_LOG:-3}
+ATTACH_RUNS=${BENCH_ATTACH_RUNS:-5}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 LOAD=("$BUILD/kvmmmu-load" --vcpus "$VCPUS" --mem "$MEM")
@@ -54,8 +65,8 @@ die() { echo "bench: $*" >&2; exit 2; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (KVM, BPF)"
 [ -c /dev/kvm ] || die "no /dev/kvm"
-for f in kvmmmu-load kvmmmu-hist; do
-	[ -x "$BUILD/$f" ] || die "$BUILD/$f is not built (make)"
+for f in kvmmmu-load kvmmmu-hist tests/tools/threadstorm; do
+	[ -x "$BUILD/$f" ] || die "$BUILD/$f is not built (make bench builds it)"
 done
 for c in bpftrace bpftool clang cc; do
 	command -v "$c" >/dev/null 2>&1 || die "$c is not installed (make deps)"
@@ -101,6 +112,7 @@ fi
 # TRACER_PIDS) and, when WITH_BASELINES=1, the baseline programs (pids in
 # BASE_PIDS); waits until each has attached ("Tracing..." on its output).
 WITH_BASELINES=0
+BASELINES="triv_empty triv_pcpu_inc"
 TRACER_PIDS=()
 BASE_PIDS=()
 start_tracer() {
@@ -119,6 +131,11 @@ start_tracer() {
 			>"$TMP/$tag.kvmmmu.out" 2>&1 &
 		TRACER_PIDS+=($!)
 		;;
+	kvmmmu-s16)
+		# the default metrics, 1 fault in 16 timed (--sample 16)
+		"$BUILD/kvmmmu-hist" --sample 16 >"$TMP/$tag.kvmmmu.out" 2>&1 &
+		TRACER_PIDS+=($!)
+		;;
 	bpftrace)
 		bpftrace "$LATENCY_BT" >"$TMP/$tag.bpftrace.out" 2>&1 &
 		TRACER_PIDS+=($!)
@@ -126,7 +143,8 @@ start_tracer() {
 	esac
 	if [ "$WITH_BASELINES" = 1 ]; then
 		if [ "$HAVE_TRIVIAL" = 1 ]; then
-			"$TMP/loader" "$TMP/trivial.bpf.o" triv_empty triv_pcpu_inc \
+			# shellcheck disable=SC2086 # BASELINES: program names, split on purpose
+			"$TMP/loader" "$TMP/trivial.bpf.o" $BASELINES \
 				>"$TMP/$tag.trivial.out" 2>&1 &
 			BASE_PIDS+=($!)
 		fi
@@ -251,11 +269,11 @@ echo
 
 # ---- phase 1: throughput ----
 sysctl -qw kernel.bpf_stats_enabled=0
-echo "Phase 1: fault throughput, $ROUNDS rounds x {none, kvmmmu, bpftrace}, order rotated per round"
+echo "Phase 1: fault throughput, $ROUNDS rounds x {none, kvmmmu, kvmmmu-base, kvmmmu-s16, bpftrace}, order rotated per round"
 run_load warmup
 : >"$TMP/tput"
 for ((r = 0; r < ROUNDS; r++)); do
-	for cfg in $(rotate "$r" none kvmmmu bpftrace); do
+	for cfg in $(rotate "$r" none kvmmmu kvmmmu-base kvmmmu-s16 bpftrace); do
 		tag=t$r.$cfg
 		quiesce
 		start_tracer "$cfg" "$tag"
@@ -270,7 +288,7 @@ done
 echo
 
 # ---- phase 2: BPF cost per event ----
-echo "Phase 2: BPF run time per event (kernel.bpf_stats_enabled=1), $COST_ROUNDS rounds x {kvmmmu, kvmmmu-base, bpftrace},"
+echo "Phase 2: BPF run time per event (kernel.bpf_stats_enabled=1), $COST_ROUNDS rounds x {kvmmmu, kvmmmu-base, kvmmmu-s16, bpftrace},"
 echo "  each with the baseline programs attached alongside (same events, same conditions)"
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 WITH_BASELINES=1
@@ -278,7 +296,7 @@ WITH_BASELINES=1
 : >"$TMP/cost_faults" # cfg pf_taken pf_fixed
 : >"$TMP/mem"         # cfg rss_kib maps_kib, after each workload run
 for ((r = 0; r < COST_ROUNDS; r++)); do
-	for cfg in $(rotate "$r" kvmmmu kvmmmu-base bpftrace); do
+	for cfg in $(rotate "$r" kvmmmu kvmmmu-base kvmmmu-s16 bpftrace); do
 		tag=c$r.$cfg
 		quiesce
 		start_tracer "$cfg" "$tag"
@@ -304,6 +322,77 @@ WITH_BASELINES=0
 sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS"
 echo
 
+# ---- phase 3: attach time ----
+echo "Phase 3: attach time, $ATTACH_RUNS starts of kvmmmu-hist (exec to its \"Tracing\" line)"
+: >"$TMP/attach"
+for ((r = 0; r < ATTACH_RUNS; r++)); do
+	out=$TMP/attach$r.out
+	t0=$(date +%s%N)
+	"$BUILD/kvmmmu-hist" >"$out" 2>&1 &
+	TRACER_PIDS=($!)
+	while ! grep -q '^Tracing' "$out" 2>/dev/null; do
+		kill -0 "${TRACER_PIDS[0]}" 2>/dev/null || die "kvmmmu-hist did not start: $(tail -1 "$out")"
+		sleep 0.005
+	done
+	t1=$(date +%s%N)
+	stop_tracer
+	echo $(((t1 - t0) / 1000)) >>"$TMP/attach"
+	printf '  start %d: %.1f ms\n' $((r + 1)) "$(awk -v u=$(((t1 - t0) / 1000)) 'BEGIN { print u / 1000 }')"
+done
+ATTACH_MS=$(sort -n "$TMP/attach" | awk '{ v[++n] = $1 } END { printf "%.1f", (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) / 1000 }')
+echo
+
+# ---- phase 4: kvmmmu-hist's own CPU, 64 vCPUs over 8 VMs, 1 s intervals ----
+echo "Phase 4: kvmmmu-hist 1 (1 s intervals) over 8 VMs x 8 vCPUs faulting under dirty logging"
+VM_PIDS=()
+for ((i = 0; i < 8; i++)); do
+	"$BUILD/kvmmmu-load" --vcpus 8 --mem 4M --dirty-log 1 --duration 30 >"$TMP/vm$i.out" 2>&1 &
+	VM_PIDS+=($!)
+done
+sleep 1
+"$BUILD/kvmmmu-hist" 1 >"$TMP/cpu.out" 2>&1 &
+TRACER_PIDS=($!)
+for ((i = 0; i < 300; i++)); do grep -q '^Tracing' "$TMP/cpu.out" && break; sleep 0.1; done
+sleep 2
+ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
+c0=$(ticks "${TRACER_PIDS[0]}")
+t0=$(date +%s%N)
+sleep 10
+c1=$(ticks "${TRACER_PIDS[0]}")
+t1=$(date +%s%N)
+stop_tracer
+for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
+for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+CPU_PCT=$(awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v ns=$((t1 - t0)) \
+	'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }')
+echo "  kvmmmu-hist used ${CPU_PCT}% of a CPU (utime + stime over $(((t1 - t0) / 1000000)) ms)"
+echo
+
+# ---- phase 5: contention_begin on other locks ----
+echo "Phase 5: contention on the host's own locks (threadstorm) while a small VM runs, bpf_stats on"
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+WITH_BASELINES=1
+BASELINES="triv_empty triv_empty_lock" # an empty program on contention_begin itself
+start_tracer kvmmmu lk
+mapfile -t ids < <(progs_of "${TRACER_PIDS[@]}")
+mapfile -t bids < <(progs_of "${BASE_PIDS[@]}")
+{ prog_stats "${ids[@]}"; prog_stats "${bids[@]}"; } >"$TMP/lk.before"
+"$BUILD/kvmmmu-load" --vcpus 1 --mem 8M --dirty-log 1 --duration 6 >"$TMP/lk.load.out" 2>&1 &
+lp=$!
+"$BUILD/tests/tools/threadstorm" 20000 64 >/dev/null 2>&1
+wait "$lp"
+{ prog_stats "${ids[@]}"; prog_stats "${bids[@]}"; } >"$TMP/lk.after"
+stop_tracer
+WITH_BASELINES=0
+BASELINES="triv_empty triv_pcpu_inc"
+sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS"
+awk 'NR == FNR { rt[$1] = $4; rc[$1] = $5; next } $5 - rc[$1] > 0 { print $3, ($4 - rt[$1]) / ($5 - rc[$1]), $5 - rc[$1] }' \
+	"$TMP/lk.before" "$TMP/lk.after" >"$TMP/lk"
+awk '$1 ~ /^contention_|^triv_empty/ { printf "  %-28s %10d runs %9.1f ns/run\n", $1, $3, $2 }' "$TMP/lk"
+LK_BEGIN=$(awk '$1 ~ /^contention_begin/ { print $2 }' "$TMP/lk")
+LK_EMPTY=$(awk '$1 == "triv_empty_lock" { print $2 }' "$TMP/lk")
+echo
+
 # ---- report ----
 # summarize: per configuration, the median of faults/s and its ratio to
 # "none"; the paired ratio (each round against the "none" run of the same
@@ -317,8 +406,8 @@ summarize() {
 			return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
 		$3 > 0 { R[$1, $6] = $2 / $3; D[$1, $6] = ($5 > 0) ? $4 / $5 : 0; rounds[$6] = 1; cfgs[$1] = 1 }
 		END {
-			split("none kvmmmu bpftrace", order, " ")
-			for (k = 1; k <= 3; k++) {
+			split("none kvmmmu kvmmmu-base kvmmmu-s16 bpftrace", order, " ")
+			for (k = 1; k <= 5; k++) {
 				c = order[k]; if (!(c in cfgs)) continue
 				n = np = 0; best[c] = 0; delete v; delete pr; delete pd
 				for (r in rounds) {
@@ -377,9 +466,11 @@ ns_event() {
 }
 read -r KV_PF KV_RAW KV_E KV_FX KV_N < <(per_fault kvmmmu)
 read -r BT_PF BT_RAW BT_E BT_FX BT_N < <(per_fault bpftrace)
-read -r KB_PF KB_RAW KB_E KB_FX KB_N < <(per_fault kvmmmu-base)
+read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
+read -r KS_PF _ _ _ KS_N < <(per_fault kvmmmu-s16)
 echo "BPF run time per fault: kvmmmu ${KV_PF} ns ($KV_N program runs), bpftrace kvmmmu-latency.bt ${BT_PF} ns ($BT_N runs)"
 echo "  kvmmmu without the mmu_lock/lifecycle/timeline probes (--metric outcomes,paths,walk_to_spte_ns): ${KB_PF} ns ($KB_N runs)"
+echo "  kvmmmu --sample 16 (default metrics, 1 fault in 16 timed): ${KS_PF} ns ($KS_N runs)"
 for c in kvmmmu bpftrace; do
 	if [ "$c" = kvmmmu ]; then e=$KV_E fx=$KV_FX raw=$KV_RAW; else e=$BT_E fx=$BT_FX raw=$BT_RAW; fi
 	if awk -v e="$e" -v f="$fx" 'BEGIN { exit !(f > 0 && (e - f) / f > 0.01) }'; then
@@ -403,35 +494,41 @@ if [ "$HAVE_TRIVIAL" = 0 ] || [ "$TRIV" = 0.0 ]; then
 	TRIV_NAME="bpftrace count() (tracepoint program), alongside kvmmmu"
 fi
 verdict() { awk -v v="$1" -v lim="$2" 'BEGIN { print (v <= lim) ? "met" : "NOT met" }'; }
-echo "Targets (reported, not enforced)"
+echo "Targets (issue 9; reported, not enforced)"
 echo "  trivial program: $TRIV_NAME = $TRIV ns/event"
 awk 'NR == FNR { if ($1 == "kvmmmu") F += $2; next }
 	$1 == "kvmmmu" && $3 == "tracer" { rt[$4] += $6; rc[$4] += $7 }
-	END { for (p in rc) if (rc[p] >= 0.5 * F) print p, rt[p] / rc[p] }' \
+	END { for (p in rc) if (rc[p] >= F) print p, rt[p] / rc[p] }' \
 	"$TMP/cost_faults" "$TMP/cost" | sort | while read -r p ns; do
 	ratio=$(awk -v a="$ns" -v b="$TRIV" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }')
-	printf '  hot kvmmmu program <= 1.3x trivial:   %-28s %7.1f ns = %.2fx  %s\n' "$p" "$ns" "$ratio" \
-		"$(verdict "$ratio" 1.3)"
+	printf '  program run >= once per fault <= 1.5x trivial: %-28s %7.1f ns = %.2fx  %s\n' "$p" "$ns" \
+		"$ratio" "$(verdict "$ratio" 1.5)"
 done
 ratio=$(awk -v a="$KV_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
-printf '  kvmmmu BPF ns/fault <= 1/3 bpftrace:  %s / %s ns = %.2f   %s\n' "$KV_PF" "$BT_PF" "$ratio" \
-	"$(verdict "$ratio" 0.33334)"
-# Throughput cost from the paired ratios: met/NOT met when every round agrees,
-# otherwise the median decides and the verdict says the runs disagree.
-read -r kv_pm kv_plo kv_phi kv_best < <(awk '$1 == "kvmmmu" { print $4, $5, $6, $8 }' "$TMP/summary")
-read -r bt_pm bt_best < <(awk '$1 == "bpftrace" { print $4, $8 }' "$TMP/summary")
+printf '  default BPF ns/fault <= 0.25 of bpftrace:    %s / %s ns = %.2f   %s\n' "$KV_PF" "$BT_PF" \
+	"$ratio" "$(verdict "$ratio" 0.25)"
+ratio=$(awk -v a="$KB_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
+printf '  accounting-only BPF ns/fault <= 0.2:         %s / %s ns = %.2f   %s\n' "$KB_PF" "$BT_PF" \
+	"$ratio" "$(verdict "$ratio" 0.2)"
+# Throughput cost from the paired medians, each against bpftrace's.
 tp_cost() { awk -v r="$1" 'BEGIN { printf "%.1f", 100 * (1 - r) }'; }
-cost=$(tp_cost "$kv_pm")
-cost_lo=$(tp_cost "$kv_phi")
-cost_hi=$(tp_cost "$kv_plo")
-v=$(verdict "$cost" 1)
-if [ "$(verdict "$cost_hi" 1)" != "$(verdict "$cost_lo" 1)" ]; then
-	v="$v by the median; inconclusive: rounds range ${cost_lo}%..${cost_hi}%"
-fi
-printf '  kvmmmu throughput cost <= 1%%:         %s%% (paired median; bpftrace %s%%)  %s\n' \
-	"$cost" "$(tp_cost "$bt_pm")" "$v"
-printf '    best runs: kvmmmu %s%%, bpftrace %s%% slower than the best run without a tracer\n' \
-	"$(tp_cost "$kv_best")" "$(tp_cost "$bt_best")"
+read -r bt_pm < <(awk '$1 == "bpftrace" { print $4 }' "$TMP/summary")
+for c in kvmmmu kvmmmu-base kvmmmu-s16; do
+	read -r pm plo phi < <(awk -v c="$c" '$1 == c { print $4, $5, $6 }' "$TMP/summary")
+	ratio=$(awk -v a="$(tp_cost "$pm")" -v b="$(tp_cost "$bt_pm")" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+	printf '  %-11s throughput cost <= 0.25 of bpftrace: %s%% / %s%% = %s (rounds %s%%..%s%%)  %s\n' \
+		"$c" "$(tp_cost "$pm")" "$(tp_cost "$bt_pm")" "$ratio" "$(tp_cost "$phi")" "$(tp_cost "$plo")" \
+		"$(verdict "$ratio" 0.25)"
+done
+ratio=$(awk -v a="$KS_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
+printf '  (--sample 16 BPF ns/fault, for comparison: %s / %s ns = %.2f)\n' "$KS_PF" "$BT_PF" "$ratio"
+ratio=$(awk -v a="${LK_BEGIN:-0}" -v b="${LK_EMPTY:-0}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+printf '  contention_begin on other locks <= 1.2x an empty program there: %s / %s ns = %s  %s\n' "${LK_BEGIN:-?}" \
+	"${LK_EMPTY:-?}" "$ratio" "$(verdict "$ratio" 1.2)"
+printf '  attach <= 0.5 s:                 %s ms (median of %d)  %s\n' "$ATTACH_MS" "$ATTACH_RUNS" \
+	"$(verdict "$ATTACH_MS" 500)"
+printf '  kvmmmu-hist CPU <= 1%% at 1 s intervals, 64 vCPUs over 8 VMs: %s%%  %s\n' "$CPU_PCT" \
+	"$(verdict "$CPU_PCT" 1)"
 # The BPF run time alone, against the time one vCPU spends per fault (no
 # tracer); "net" subtracts the floor bpf_stats itself adds to each program run
 # (triv_empty's ns/event) once per event.

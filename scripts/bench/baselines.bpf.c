@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Baselines for the per-event cost of a tp_btf program on kvm_mmu_set_spte. */
+/* Baselines for the per-event cost of a tp_btf program on kvm_mmu_set_spte (and contention_begin).
+ */
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -35,6 +36,13 @@ static struct val zero;
 /* Dispatch and statistics only. */
 SEC("tp_btf/kvm_mmu_set_spte")
 int triv_empty(void *ctx)
+{
+	return 0;
+}
+
+/* Dispatch and statistics only, on every contended lock of the system (bench phase 5). */
+SEC("tp_btf/contention_begin")
+int triv_empty_lock(void *ctx)
 {
 	return 0;
 }

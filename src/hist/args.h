@@ -16,6 +16,7 @@ struct hist_env {
 	bool wait; /* keep waiting for -p matches that do not exist yet */
 	int vcpu;  /* --vcpu, -1 for all */
 	bool per_vcpu;
+	unsigned int sample_every; /* --sample: 1 fault in N timed (0 or 1: every one) */
 	bool timestamp;
 	double interval; /* seconds, 0: only the final summary */
 	long count;	 /* intervals to print, 0: unlimited */

@@ -34,8 +34,10 @@
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;
 
-#define TICK_MS 100	/* longest wait for BPF's news: new threads wake us at once */
-#define MAX_TRACED 1024 /* processes one look at /proc considers at once */
+#define TICK_MS 100	   /* longest wait for BPF's news: new threads wake us at once */
+#define STATS_RESCAN_S 1.0 /* how often a known VM's fds are looked at for new stats fds */
+#define STATS_YOUNG_S 2.0  /* ... and every tick for this long after its first sighting */
+#define MAX_TRACED 1024	   /* processes one look at /proc considers at once */
 /* Descriptors kept free of KVM's stats fds (BPF objects, links, files, /proc). */
 #define FD_RESERVE 256
 
@@ -241,6 +243,7 @@ static bool fds_left(const struct hist_run *r, size_t more)
  */
 static void kvm_stats_update(struct hist_run *r, struct vm_stats *v, int pid)
 {
+	double now;
 	int err;
 
 	if (v->frozen)
@@ -249,8 +252,22 @@ static void kvm_stats_update(struct hist_run *r, struct vm_stats *v, int pid)
 		vm_stats_freeze(v); /* gone: the final values, then the fds go */
 		return;
 	}
+	/*
+	 * Its fds again, for stats fds opened since: every tick while the VM is
+	 * young (a VMM opens its vCPUs' just after the VM's, and a short VM may
+	 * be gone within the second), then once a second (QEMU opens them when
+	 * asked). Reading every VM's /proc/PID/fd ten times a second was most
+	 * of our CPU with 8 VMs.
+	 */
+	now = sysinfo_monotonic();
+	if (v->pid == pid && now - v->first_scan > STATS_YOUNG_S &&
+	    now - v->scanned_at < STATS_RESCAN_S)
+		return;
 	/* A VMM that started after us made all its faults while we traced. */
-	err = vm_stats_update(v, pid, start_ticks(pid) >= r->start_ticks);
+	err = vm_stats_update(v, pid, start_ticks(pid) >= r->start_ticks); /* new PID: V reset */
+	if (!v->first_scan)
+		v->first_scan = now;
+	v->scanned_at = now;
 	if (err && err != -ENOENT && !r->kvm_err) {
 		r->kvm_err = err;
 		elog("note: KVM's own counters of pid %d are not readable (%s); showing kvmmmu's "
@@ -608,6 +625,7 @@ static int setup(struct hist_run *r)
 		.attribution = r->env.attribution,
 		.filter_pids = r->env.command || (r->env.n_specs && !has_name_specs(&r->env)),
 		.walk_hist = r->env.show[SECTION_HIST0 + KVMMMU_HIST_WALK],
+		.sample_every = r->env.sample_every,
 	};
 	int pids[MAX_TRACED], err;
 	size_t n_pids = 0;
@@ -674,7 +692,8 @@ int main(int argc, char **argv)
 	struct model final = {};
 	int err;
 
-	setvbuf(stdout, NULL, _IOLBF, BUFSIZ);
+	/* whole reports per write(2): each report, and the header, ends with fflush() */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	hist_parse_args(argc, argv, &r.env);
 	/* stdout carries nothing but CSV with --csv - */
 	r.out = r.env.csv_path && !strcmp(r.env.csv_path, "-") ? stderr : stdout;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -254,6 +255,7 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 					     ? ret_pf_value(&c->ret_pf, "write_protected")
 					     : ro->ret_pf_emulate;
 	ro->tdp_mmu_param = sysinfo_tdp_mmu_param();
+	ro->sample_every = c->opts.sample_every > 1 ? c->opts.sample_every : 1;
 }
 
 static int attach_one(struct collector *c, struct probe_status *p)
@@ -405,6 +407,21 @@ static int check_forced_mode(struct collector *c, const enum attach_kind func_ki
 }
 
 /*
+ * The mmu_lock table, to free an exited VM's slots (threads.c). Without it
+ * the table can only fill up, and contention_begin then checks every rwlock
+ * the slow way: slower, not wrong.
+ */
+static void map_lock_table(struct collector *c)
+{
+	void *p = mmap(NULL, sizeof(struct kvmmmu_lock_table), PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(c->skel->maps.mmu_locks), 0);
+
+	c->lock_table = p == MAP_FAILED ? NULL : p;
+	if (!c->lock_table)
+		vlog("mmu_lock table: mmap: %s", strerror(errno));
+}
+
+/*
  * A kretprobe needs an instance for every thread inside its function at
  * once: for the fault handlers every vCPU may be, so as many as the
  * per-thread maps hold (KVMMMU_KRETPROBE_MAXACTIVE overrides, for tests).
@@ -520,6 +537,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		}
 		if (!retry) {
 			c->health[c->n_health++] = &c->skel->bss->health;
+			map_lock_table(c);
 			return collector_open_news(c);
 		}
 		err = check_forced_mode(c, func_kind);
@@ -623,6 +641,8 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 void collector_close(struct collector *c)
 {
 	collector_free_threads(c);
+	if (c->lock_table)
+		munmap(c->lock_table, sizeof(*c->lock_table));
 	detach_all(c);
 	faults_bpf__destroy(c->skel);
 	kprobes_close(&c->kprobes);

@@ -58,6 +58,8 @@ struct collector_opts {
 	size_t n_pids;
 	/* entries of each per-thread map; 0: from the host's thread count */
 	unsigned int max_threads;
+	/* time 1 fault in N for the latency histograms; 0 or 1: every fault */
+	unsigned int sample_every;
 };
 
 /* A thread that exited: its last figures, kept once its map entries are freed. */
@@ -94,7 +96,8 @@ struct collector {
 	bool func_mode; /* outcomes come from function probes */
 	struct bpf_link *links[COLLECTOR_MAX_LINKS];
 	size_t n_links;
-	struct kprobes kprobes; /* every object's kprobes and kretprobes */
+	struct kprobes kprobes;		      /* every object's kprobes and kretprobes */
+	struct kvmmmu_lock_table *lock_table; /* the mmu_locks map, mmap()ed; NULL if not */
 	struct vcpu_map vcpus;
 	struct thread_name *names; /* (tgid, tid) -> comm, tid 0 for the process */
 	size_t n_names, cap_names;

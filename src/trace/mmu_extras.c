@@ -112,12 +112,16 @@ static void attach_tp(struct mmu_extras *x, struct bpf_object *obj, struct probe
 	attach_chosen(x, obj, p, progs, 2);
 }
 
-/* The collector's thread news ring and its set of seen processes, for this object too. */
-static int share_maps(struct collector *c, struct bpf_map *news, struct bpf_map *seen)
+/* The collector's thread news ring, its set of seen processes and its mmu_lock table, for this
+ * object too. */
+static int share_maps(struct collector *c, struct bpf_map *news, struct bpf_map *seen,
+		      struct bpf_map *locks)
 {
 	int err = bpf_map__reuse_fd(news, bpf_map__fd(c->skel->maps.thread_news));
 
-	return err ? err : bpf_map__reuse_fd(seen, bpf_map__fd(c->skel->maps.seen_procs));
+	if (!err)
+		err = bpf_map__reuse_fd(seen, bpf_map__fd(c->skel->maps.seen_procs));
+	return err ? err : bpf_map__reuse_fd(locks, bpf_map__fd(c->skel->maps.mmu_locks));
 }
 
 /* Moves KEY's entry of MAP (VALUE_SIZE bytes) to the end of *ARRAY of N records of RECORD_SIZE. */
@@ -221,7 +225,8 @@ again:
 		err = bpf_map__reuse_fd(x->lock->maps.thread_stats,
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
-		err = share_maps(c, x->lock->maps.thread_news, x->lock->maps.seen_procs);
+		err = share_maps(c, x->lock->maps.thread_news, x->lock->maps.seen_procs,
+				 x->lock->maps.mmu_locks);
 	bpf_map__set_max_entries(x->lock->maps.lock_stats, c->max_threads);
 	log_libbpf_forget();
 	if (!err)
@@ -314,7 +319,8 @@ again:
 		err = bpf_map__reuse_fd(x->events->maps.thread_stats,
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
-		err = share_maps(c, x->events->maps.thread_news, x->events->maps.seen_procs);
+		err = share_maps(c, x->events->maps.thread_news, x->events->maps.seen_procs,
+				 x->events->maps.mmu_locks);
 	bpf_map__set_max_entries(x->events->maps.mmu_stats, c->max_threads);
 	bpf_map__set_max_entries(x->events->maps.calls, c->max_threads);
 	log_libbpf_forget();

@@ -181,5 +181,7 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 	put(&x, "memslot_flags_lost", NULL, m->health.slots_full);
 	put(&x, "timeline_events_lost", NULL, m->health.timeline_lost);
 	put(&x, "kprobe_missed", NULL, m->health.kprobe_missed);
+	put(&x, "latency_sample_every", NULL,
+	    o->c && o->c->opts.sample_every > 1 ? o->c->opts.sample_every : 1);
 	return x.err;
 }

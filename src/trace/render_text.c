@@ -76,6 +76,12 @@ void render_probe_header(FILE *f, const struct render_opts *o)
 		c->func_mode ? "function return values"
 			     : "tracepoints (SPTE requested -> set = fixed, none = spurious)",
 		c->ret_pf.source == RET_PF_FROM_BTF ? "BTF" : "the tracefs format");
+	if (c->opts.sample_every > 1)
+		fprintf(f,
+			"Latency: sampled, 1 fault in %u timed (histogram counts are of timed "
+			"faults; "
+			"counts and outcomes are of every fault)\n",
+			c->opts.sample_every);
 }
 
 /* Probes that could not be had, one line per reason, naming each probe once. */

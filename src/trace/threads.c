@@ -111,6 +111,17 @@ static void note_thread(struct collector *c, int tgid, int tid, const struct kvm
 	}
 }
 
+/* The process's VMs are gone: their mmu_lock slots are free for others. */
+static void forget_mmu_locks(struct collector *c, __u32 tgid)
+{
+	for (size_t i = 0; c->lock_table && i < KVMMMU_LOCK_SLOTS; i++) {
+		struct kvmmmu_lock_slot *slot = &c->lock_table->slots[i];
+
+		if (slot->lock && slot->tgid == tgid)
+			__atomic_store_n(&slot->lock, 0, __ATOMIC_RELAXED);
+	}
+}
+
 /*
  * KEY exited: keep its last figures in user space and free its entries in
  * every per-thread map, so that a long run with VMs coming and going never
@@ -140,6 +151,7 @@ static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *k
 	if (group_dead) {
 		struct thread_name *proc = find_name(c, (int)tgid, 0);
 
+		forget_mmu_locks(c, tgid);
 		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
 		if (proc)
 			proc->gone = true;

@@ -37,6 +37,7 @@ struct vm_stats {
 	size_t n_vcpus;
 	bool from_zero; /* the VMM started after tracing: everything it counted is ours */
 	bool frozen;	/* the VMM exited: final values read, fds closed */
+	double first_scan, scanned_at; /* monotonic seconds: the caller's looks at its fds */
 };
 
 /*

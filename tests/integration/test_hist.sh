@@ -107,6 +107,22 @@ if [ "${exits:-0}" = 0 ]; then
 		grep -q '^Note: this KVM backend traces no page-fault exit' "$TMP/h9.out"
 fi
 
+# --- --sample 4: every fault counted and classified, 1 in 4 timed
+"$HIST" --sample 4 --per-vcpu --csv "$TMP/h10.csv" -- "$LOAD" --vcpus 2 --mem 16M --dirty-log 2 \
+	--csv "$TMP/l10.csv" >"$TMP/h10.out" 2>&1 || fail hist/sample-runs "$(tail -2 "$TMP/h10.out")"
+pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l10.csv")
+agree sample "$TMP/h10.csv" "$TMP/l10.csv" "$pid" 2
+for v in 0 1; do
+	n=$(bpf_value "$TMP/h10.csv" walk_to_spte_ns_count "$pid" $v "")
+	f=$(bpf_value "$TMP/h10.csv" ret_pf_fixed "$pid" $v "")
+	check "hist/sample-vcpu$v-1-in-4-timed" "walk_to_spte_ns_count=$n of $f fixed faults" \
+		awk -v n="${n:-0}" -v f="${f:-0}" 'BEGIN { exit !(n > 0 && f / n >= 3.9 && f / n <= 4.1) }'
+done
+check hist/sample-says-so "no 'Latency: sampled' line" \
+	grep -q '^Latency: sampled, 1 fault in 4 timed' "$TMP/h10.out"
+check hist/sample-in-csv "latency_sample_every=$(bpf_value "$TMP/h10.csv" latency_sample_every 0 "" "")" \
+	test "$(bpf_value "$TMP/h10.csv" latency_sample_every 0 "" "")" = 4
+
 # --- a VMM that names no thread: vCPUs still attributed by id
 "$HIST" --per-vcpu --csv "$TMP/h3.csv" -- "$LOAD" --vcpus 2 --mem 16M --thread-names plain \
 	--csv "$TMP/l3.csv" >"$TMP/h3.out" 2>&1
@@ -191,6 +207,8 @@ bad bad-probe-mode 2 --probe-mode uprobe
 bad unwritable-csv 1 --csv /nonexistent/dir/x.csv -d 1
 bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
 bad bad-vcpu 2 --vcpu x
+bad sample-zero 2 --sample 0
+bad sample-text 2 --sample often
 bad nothing-after-dashes 2 --
 bad empty-name 2 -p ''
 bad not-a-vm 1 -p 1

@@ -207,6 +207,17 @@ for mode in fentry kprobe tracepoint; do
 		n=$(echo "$n" | tr 'A-Z' 'a-z')
 		check "$g/no-ret_pf_$n-row" "this kernel has no RET_PF_$n" eval '! has_row $T/$g.csv ret_pf_$n'
 	done
+	if [ $mode = fentry ]; then
+		# --sample 4: every fault counted and classified, 1 in 4 timed
+		traced $g/sample $g-sample --probe-mode $mode --sample 4 --
+		agree $g/sample $T/$g-sample.csv $T/$g-sample-load.csv
+		paths $g/sample $T/$g-sample.csv
+		for v in 0 1; do
+			c=$(val $T/$g-sample.csv bpf fault_ns_count $v) f=$(val $T/$g-sample.csv bpf faults $v)
+			check "$g/sample/vcpu$v-1-in-4-timed" "fault_ns_count=$c of $f faults" \
+				awk -v n="${c:-0}" -v f="${f:-0}" 'BEGIN { exit !(n > 0 && f / n >= 3.9 && f / n <= 4.1) }'
+		done
+	fi
 	for v in 0 1; do
 		for h in fault_ns slow_path_ns memslot_ns; do
 			c=$(val $T/$g.csv bpf ${h}_count $v)
