@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tracing session (session.h): the choice of VMs, the command run under
+ * it, KVM's own counters, and the collector that reads kvmmmu's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "array.h"
+#include "log.h"
+#include "sysinfo.h"
+
+#define STATS_RESCAN_S 1.0 /* how often a known VM's fds are looked at for new stats fds */
+#define STATS_YOUNG_S 2.0  /* ... and every tick for this long after its first sighting */
+#define MAX_TRACED 1024	   /* processes one look at /proc considers at once */
+/* Descriptors kept free of KVM's stats fds (BPF objects, links, files, /proc). */
+#define FD_RESERVE 256
+#define CHILD_TERM_SECS 5 /* a command that outlives SIGTERM by this much is killed */
+
+static int cmp_pid(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* s->traced is kept sorted: a long run traces thousands of VMs one after another. */
+bool session_is_traced(const struct session *s, int pid)
+{
+	return s->n_traced && bsearch(&pid, s->traced, s->n_traced, sizeof(int), cmp_pid);
+}
+
+static int trace_pid(struct session *s, int pid)
+{
+	int *t, err;
+	size_t at;
+
+	if (session_is_traced(s, pid))
+		return 0;
+	if (s->c.opts.filter_pids) {
+		err = collector_trace_pid(&s->c, pid);
+		if (err)
+			return err;
+	}
+	t = array_grow(s->traced, s->n_traced + 1, &s->cap_traced, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	s->traced = t;
+	for (at = s->n_traced; at > 0 && t[at - 1] > pid; at--)
+		t[at] = t[at - 1];
+	t[at] = pid;
+	s->n_traced++;
+	return 0;
+}
+
+static bool has_name_specs(const struct session_opts *o)
+{
+	for (int i = 0; i < o->n_specs; i++)
+		if (!o->specs[i].pid)
+			return true;
+	return false;
+}
+
+/*
+ * Adds the processes -p names. PIDs are known up front and filtered in BPF;
+ * names are matched against every VM the BPF side has seen (named by the
+ * collector while they lived), so a VM that starts later is counted from its
+ * first fault.
+ */
+static void find_targets(struct session *s, const int *pids, size_t n)
+{
+	for (int i = 0; i < s->opts.n_specs; i++)
+		if (s->opts.specs[i].pid)
+			trace_pid(s, s->opts.specs[i].pid);
+	/* only processes first seen now: each is matched once, not at every tick */
+	for (size_t i = 0; i < n; i++) {
+		const char *comm = collector_process_name(&s->c, pids[i]);
+
+		for (int k = 0; comm && k < s->opts.n_specs; k++)
+			if (!s->opts.specs[k].pid &&
+			    proc_spec_matches(&s->opts.specs[k], pids[i], comm))
+				trace_pid(s, pids[i]);
+	}
+}
+
+/* With only PIDs to trace, tracing ends when they have all exited. */
+static bool targets_gone(const struct session *s)
+{
+	if (!s->opts.n_specs || has_name_specs(&s->opts) || s->opts.command || s->opts.wait)
+		return false;
+	for (size_t i = 0; i < s->n_traced; i++)
+		if (!kill(s->traced[i], 0) || errno != ESRCH)
+			return false;
+	return true;
+}
+
+/* Drops the VMs that -p or the command did not ask for. */
+static void retain_traced(const struct session *s, struct model *m)
+{
+	size_t kept = 0;
+
+	if (!s->opts.n_specs && !s->opts.command)
+		return;
+	for (size_t i = 0; i < m->n_vms; i++) {
+		if (session_is_traced(s, m->vms[i].pid))
+			m->vms[kept++] = m->vms[i];
+		else
+			free(m->vms[i].rows);
+	}
+	m->n_vms = kept;
+}
+
+/* Start time of PID in clock ticks since boot (/proc/PID/stat field 22), 0 if unknown. */
+static unsigned long long start_ticks(int pid)
+{
+	unsigned long long ticks = 0;
+	char path[64], buf[1024], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+		sscanf(p + 2,
+		       "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		       "%*d %*d %llu",
+		       &ticks);
+	fclose(f);
+	return ticks;
+}
+
+/* KVM's stats fds take one per vCPU of every VM: use what the hard limit allows. */
+static void raise_fd_limit(void)
+{
+	struct rlimit lim;
+
+	if (!getrlimit(RLIMIT_NOFILE, &lim) && lim.rlim_cur < lim.rlim_max) {
+		lim.rlim_cur = lim.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &lim);
+	}
+}
+
+/* Whether a VM with up to NEW more fds fits under RLIMIT_NOFILE, with FD_RESERVE to spare. */
+static bool fds_left(const struct session *s, size_t more)
+{
+	struct rlimit lim;
+	size_t used = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) || lim.rlim_cur == RLIM_INFINITY)
+		return true;
+	for (size_t i = 0; i < s->n_kvm; i++)
+		used += vm_stats_fds(&s->kvm[i]);
+	return used + more + FD_RESERVE <= lim.rlim_cur;
+}
+
+/* Takes VMM V's stats fds that have appeared since (QEMU opens them as it is asked), or freezes V.
+ */
+static void kvm_stats_update(struct session *s, struct vm_stats *v, int pid)
+{
+	double now;
+	int err;
+
+	if (v->frozen)
+		return;
+	if (kill(pid, 0)) {
+		vm_stats_freeze(v); /* gone: the final values, then the fds go */
+		return;
+	}
+	/*
+	 * Its fds again, for stats fds opened since: every tick while the VM is
+	 * young (a VMM opens its vCPUs' just after the VM's, and a short VM may
+	 * be gone within the second), then once a second (QEMU opens them when
+	 * asked). Reading every VM's /proc/PID/fd ten times a second was most
+	 * of our CPU with 8 VMs.
+	 */
+	now = sysinfo_monotonic();
+	if (v->pid == pid && now - v->first_scan > STATS_YOUNG_S &&
+	    now - v->scanned_at < STATS_RESCAN_S)
+		return;
+	/* A VMM that started after us made all its faults while we traced. */
+	err = vm_stats_update(v, pid, start_ticks(pid) >= s->start_ticks); /* new PID: V reset */
+	if (!v->first_scan)
+		v->first_scan = now;
+	v->scanned_at = now;
+	if (err && err != -ENOENT && !s->kvm_err) {
+		s->kvm_err = err;
+		elog("note: KVM's own counters of pid %d are not readable (%s); showing kvmmmu's "
+		     "only",
+		     pid,
+		     err == -EXDEV ? "the VMM has no KVM binary stats fd open to share"
+				   : strerror(-err));
+	}
+}
+
+/* A VM seen for the first time: its KVM counters, while it runs (a duplicate fd outlives it). */
+static void kvm_stats_add(struct session *s, int pid)
+{
+	struct vm_stats *v;
+
+	for (size_t i = 0; i < s->n_kvm; i++)
+		if (s->kvm[i].pid == pid)
+			return;
+	/* one fd for the VM and one per vCPU: room for 64 vCPUs is asked */
+	if (!fds_left(s, 65)) {
+		if (!s->kvm_fd_note)
+			elog("note: out of file descriptors for KVM's counters (RLIMIT_NOFILE): "
+			     "pid "
+			     "%d and later VMs show kvmmmu's only",
+			     pid);
+		s->kvm_fd_note = true;
+		return;
+	}
+	v = array_grow(s->kvm, s->n_kvm + 1, &s->cap_kvm, sizeof(*v));
+	if (!v)
+		return;
+	s->kvm = v;
+	v = &s->kvm[s->n_kvm++];
+	memset(v, 0, sizeof(*v)); /* pid 0: vm_stats_update() starts it for PID */
+	kvm_stats_update(s, v, pid);
+}
+
+/*
+ * KVM's counters of the VMs shown, through pidfd_getfd: those seen before
+ * (new vCPU fds, or frozen once gone), and PIDS (N), first seen now.
+ */
+static void kvm_stats_tick(struct session *s, const int *pids, size_t n)
+{
+	bool all = !s->opts.n_specs && !s->opts.command;
+
+	if (!s->opts.kvm_stats)
+		return;
+	for (size_t i = 0; i < s->n_kvm; i++)
+		if (s->kvm[i].pid)
+			kvm_stats_update(s, &s->kvm[i], s->kvm[i].pid);
+	for (size_t i = 0; i < n; i++)
+		if (all || session_is_traced(s, pids[i]))
+			kvm_stats_add(s, pids[i]);
+}
+
+/* Forks COMMAND, held until release() so that its pid is traced before it runs. */
+static int start_command(struct session *s)
+{
+	int p[2];
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	s->parent = getpid();
+	s->child = fork();
+	if (s->child < 0)
+		return -errno;
+	if (!s->child) {
+		char go;
+
+		/* never orphaned: if we die, even by SIGKILL, the command gets SIGTERM */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != s->parent)
+			_exit(127);
+		close(p[1]);
+		/* with --csv -, stdout is the CSV's alone: the command's output joins our report */
+		if (s->opts.command_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
+		if (read(p[0], &go, 1) != 1)
+			_exit(127);
+		execvp(s->opts.command[0], s->opts.command);
+		fprintf(stderr, "kvmmmu-hist: cannot run '%s': %s\n", s->opts.command[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(p[0]);
+	s->release_fd = p[1];
+	return trace_pid(s, s->child);
+}
+
+static void release_command(struct session *s)
+{
+	if (s->release_fd > 0) {
+		if (write(s->release_fd, "g", 1) != 1)
+			elog("cannot start the command: %s", strerror(errno));
+		close(s->release_fd);
+		s->release_fd = -1;
+	}
+}
+
+static bool command_done(struct session *s)
+{
+	if (s->child <= 0)
+		return false;
+	if (waitpid(s->child, &s->child_status, WNOHANG) == s->child) {
+		s->child = 0;
+		return true;
+	}
+	return false;
+}
+
+/* Ctrl-C or -d ended tracing first: stop the command as perf stat does, and make sure. */
+static void stop_command(struct session *s)
+{
+	struct timespec step = {0, 10000000};
+
+	if (s->child <= 0)
+		return;
+	kill(s->child, SIGTERM);
+	for (int i = 0; i < CHILD_TERM_SECS * 100; i++) {
+		if (waitpid(s->child, &s->child_status, WNOHANG) == s->child)
+			goto reaped;
+		nanosleep(&step, NULL);
+	}
+	elog("'%s' (pid %d) ignored SIGTERM for %d s: killed", s->opts.command[0], s->child,
+	     CHILD_TERM_SECS);
+	kill(s->child, SIGKILL);
+	waitpid(s->child, &s->child_status, 0);
+reaped:
+	s->child = 0;
+}
+
+/* -p SPEC must name a running VM: a process with a KVM VM open. */
+static int check_spec(const struct proc_spec *spec)
+{
+	int pids[MAX_TRACED], n = procs_find("/proc", spec, 1, getpid(), pids, MAX_TRACED);
+	char comm[64];
+
+	if (n <= 0) {
+		elog("no process %s '%s' (use --wait to wait for it)",
+		     spec->pid ? "with PID" : "matches", spec->text);
+		return -ESRCH;
+	}
+	for (int i = 0; i < n; i++)
+		if (proc_is_vmm("/proc", pids[i]))
+			return 0;
+	if (spec->pid) {
+		proc_comm("/proc", spec->pid, 0, comm, sizeof(comm));
+		elog("process %d (%s) is not a VM: it has no KVM VM open", spec->pid, comm);
+	} else {
+		elog("'%s' matches %d process%s, none of them a VM (no KVM VM open; --wait to "
+		     "wait for one)",
+		     spec->text, n, n == 1 ? "" : "es");
+	}
+	return -ENOENT;
+}
+
+/* Whether execvp() would find CMD (errno says why not). */
+static bool command_exists(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char full[4096];
+
+	if (strchr(cmd, '/'))
+		return !access(cmd, X_OK);
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t len = strcspn(p, ":");
+
+		snprintf(full, sizeof(full), "%.*s/%s", (int)len, len ? p : ".", cmd);
+		if (!access(full, X_OK))
+			return true;
+		p += len + (p[len] == ':');
+	}
+	errno = ENOENT;
+	return false;
+}
+
+int session_check(const struct session_opts *opts)
+{
+	for (int i = 0; i < opts->n_specs && !opts->wait; i++) {
+		int err = check_spec(&opts->specs[i]);
+
+		if (err)
+			return err;
+	}
+	if (opts->command && !command_exists(opts->command[0])) {
+		int err = -errno;
+
+		elog("cannot run '%s': %s", opts->command[0], strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int session_open(struct session *s, const struct session_opts *opts)
+{
+	struct collector_opts copts = {
+		.mode = opts->mode,
+		.attribution = opts->attribution,
+		.filter_pids = opts->command || (opts->n_specs && !has_name_specs(opts)),
+		.walk_hist = opts->walk_hist,
+		.sample_every = opts->sample_every,
+	};
+	int pids[MAX_TRACED], err;
+	size_t n_pids = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->opts = *opts;
+	s->release_fd = -1;
+	s->start_ticks = start_ticks(getpid());
+	raise_fd_limit();
+	err = session_check(opts);
+	if (err)
+		return err;
+	/* -p PIDs are in the BPF filter before anything attaches: none of their events is lost */
+	for (int i = 0; i < opts->n_specs && n_pids < MAX_TRACED; i++)
+		if (opts->specs[i].pid)
+			pids[n_pids++] = opts->specs[i].pid;
+	copts.pids = pids;
+	copts.n_pids = n_pids;
+	err = collector_open(&s->c, &copts);
+	if (err)
+		return err;
+	/* the lock and lifecycle probes cost events too: only when their figures are wanted */
+	mmu_extras_open(&s->extras, &s->c, opts->lock, opts->events);
+	if (opts->command) {
+		err = start_command(s);
+		if (err) {
+			elog("cannot start '%s': %s", opts->command[0], strerror(-err));
+			return err;
+		}
+	}
+	find_targets(s, NULL, 0);
+	kvm_stats_tick(s, s->traced, s->n_traced); /* the stats fds of VMs already running */
+	/* KVM's baselines and the start of counting, a few reads apart */
+	for (size_t i = 0; i < s->n_kvm; i++)
+		if (!s->kvm[i].from_zero)
+			vm_stats_rebase(&s->kvm[i]);
+	collector_arm(&s->c);
+	return 0;
+}
+
+void session_start(struct session *s)
+{
+	release_command(s);
+}
+
+/*
+ * A VM's first sighting is acted on at once, while it runs: its KVM stats
+ * fds are taken then (a duplicate keeps its final counters readable after
+ * it exits), however short it is.
+ */
+void session_wait(struct session *s, int timeout_ms)
+{
+	const int *pids;
+	size_t n;
+
+	if (timeout_ms > 0)
+		collector_poll(&s->c, timeout_ms);
+	collector_tick(&s->c);
+	n = collector_take_new(&s->c, &pids);
+	find_targets(s, pids, n);
+	kvm_stats_tick(s, pids, n);
+}
+
+bool session_done(struct session *s)
+{
+	return command_done(s) || targets_gone(s);
+}
+
+int session_read(struct session *s, struct model *m, bool final)
+{
+	double read_at;
+	int err;
+
+	session_wait(s, 0);
+	/* kvmmmu's figures, then KVM's at once: the closest two readings of a running VM get */
+	read_at = sysinfo_monotonic();
+	err = collector_read(&s->c, m, final);
+	for (size_t i = 0; i < s->n_kvm; i++)
+		vm_stats_refresh(&s->kvm[i]);
+	s->kvm_read_gap = sysinfo_monotonic() - read_at;
+	if (!err)
+		err = mmu_extras_read(&s->extras, &s->c, m);
+	if (!err)
+		retain_traced(s, m);
+	return err;
+}
+
+void session_mark(struct session *s)
+{
+	for (size_t i = 0; i < s->n_kvm; i++)
+		vm_stats_mark(&s->kvm[i]);
+}
+
+void session_stop(struct session *s)
+{
+	stop_command(s);
+}
+
+void session_close(struct session *s)
+{
+	if (s->release_fd >= 0)
+		close(s->release_fd);
+	mmu_extras_close(&s->extras);
+	collector_close(&s->c); /* also after a failed open: it frees what it had */
+	for (size_t i = 0; i < s->n_kvm; i++)
+		vm_stats_close(&s->kvm[i]);
+	free(s->kvm);
+	free(s->traced);
+	memset(s, 0, sizeof(*s));
+	s->release_fd = -1;
+}

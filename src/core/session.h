@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_SESSION_H
+#define KVMMMU_SESSION_H
+
+/*
+ * One tracing session: everything live that a command reads figures from.
+ * It owns the BPF objects (the collector and its lock and lifecycle
+ * objects), the choice of VMs (-p PIDs and names, a command run under it)
+ * and the BPF pid filter, KVM's own counters (stats fds taken with
+ * pidfd_getfd at a VM's first sighting), and the command. Commands open a
+ * session with options, wait on it, and ask it to read its figures into a
+ * model; none of them touches a BPF map or /proc.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "collector.h"
+#include "mmu_extras.h"
+#include "model.h"
+#include "procs.h"
+#include "vm_stats.h"
+
+struct session_opts {
+	enum probe_mode mode;
+	enum attribution attribution;
+	bool walk_hist;		   /* kvm_mmu_paging_element, for walk_ns */
+	unsigned int sample_every; /* time 1 fault in N; 0 or 1: every fault */
+	bool lock;		   /* the mmu_lock probes */
+	bool events;		   /* the MMU lifecycle and timeline probes */
+	bool kvm_stats;		   /* KVM's own counters of the traced VMs */
+	/* the VMs: -p PIDs and names (none and no command: every VM) */
+	const struct proc_spec *specs;
+	int n_specs;
+	bool wait;	     /* -p names that match nothing yet are waited for */
+	char **command;	     /* run under the session, held until session_start() */
+	bool command_stderr; /* the command's stdout goes to stderr (stdout is CSV) */
+};
+
+struct session {
+	struct session_opts opts;
+	struct collector c;
+	struct mmu_extras extras;
+	int *traced; /* the VMs -p or the command selected, as they appear; sorted */
+	size_t n_traced, cap_traced;
+	pid_t child; /* the command; 0 once reaped */
+	pid_t parent;
+	int child_status;
+	int release_fd;	      /* the command execs once we write to it */
+	struct vm_stats *kvm; /* KVM's counters per VM seen: exited ones frozen, without fds */
+	size_t n_kvm, cap_kvm;
+	double kvm_read_gap; /* seconds between the last read of kvmmmu's figures and KVM's */
+	unsigned long long start_ticks; /* our start, in clock ticks since boot */
+	int kvm_err;			/* why KVM's counters cannot be read, reported once */
+	bool kvm_fd_note;		/* out of fds for them, reported once */
+};
+
+/* Whether the options can work (each -p names a VM unless waiting, the command exists). */
+int session_check(const struct session_opts *opts);
+/*
+ * Checks the options (every -p names a VM unless waiting, the command can
+ * be run), loads and attaches, starts the command held, takes KVM's
+ * baselines and starts counting. On error it has said why (one line).
+ */
+int session_open(struct session *s, const struct session_opts *opts);
+/* Lets the command run. */
+void session_start(struct session *s);
+/* Waits up to TIMEOUT_MS for news, and acts on it: new VMs, their stats fds. */
+void session_wait(struct session *s, int timeout_ms);
+/* The command has exited, or every -p PID has. */
+bool session_done(struct session *s);
+/*
+ * kvmmmu's figures of the traced VMs into M (FINAL: the last read, which
+ * also ends faults that nothing can end any more), then KVM's counters.
+ */
+int session_read(struct session *s, struct model *m, bool final);
+/* KVM's counters: intervals start here. */
+void session_mark(struct session *s);
+bool session_is_traced(const struct session *s, int pid);
+/* Ctrl-C or -d ended tracing first: stop the command (SIGTERM, then SIGKILL). */
+void session_stop(struct session *s);
+void session_close(struct session *s);
+
+#endif
