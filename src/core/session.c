@@ -84,10 +84,13 @@ static void find_targets(struct session *s, const int *pids, size_t n)
 	/* only processes first seen now: each is matched once, not at every tick */
 	for (size_t i = 0; i < n; i++) {
 		const char *comm = collector_process_name(&s->c, pids[i]);
+		const char *name = collector_vm_name(&s->c, pids[i]);
 
+		/* -p NAME: the process name, or the VM's (QEMU's -name, ...) */
 		for (int k = 0; comm && k < s->opts.n_specs; k++)
 			if (!s->opts.specs[k].pid &&
-			    proc_spec_matches(&s->opts.specs[k], pids[i], comm))
+			    (proc_spec_matches(&s->opts.specs[k], pids[i], comm) ||
+			     (name && proc_spec_matches(&s->opts.specs[k], pids[i], name))))
 				trace_pid(s, pids[i]);
 	}
 }

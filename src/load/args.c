@@ -19,7 +19,7 @@ static const char usage[] =
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N]\n"
 	"                   [--duration SECS] [--thp] [--reclaim MS] [--thread-names STYLE]\n"
-	"                   [--csv FILE|-]\n"
+	"                   [--name NAME] [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
@@ -47,6 +47,8 @@ static const char usage[] =
 	"                         (MADV_DONTNEED), as host reclaim or a balloon does:\n"
 	"                         MMU-notifier zaps take mmu_lock for write while the\n"
 	"                         vCPUs fault, and racing faults are retried\n"
+	"      --name NAME        the VM's name, given the way QEMU's -name gives it:\n"
+	"                         tools read it from the command line (kvmmmu-hist -p NAME)\n"
 	"      --thp              back test memory with transparent huge pages\n"
 	"                         (default: MADV_NOHUGEPAGE, for reproducible counts)\n"
 	"      --thread-names STYLE  name vCPU threads like qemu (\"CPU N/KVM\", default),\n"
@@ -78,6 +80,7 @@ enum {
 	OPT_DURATION,
 	OPT_THP,
 	OPT_RECLAIM,
+	OPT_NAME,
 	OPT_CSV,
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
@@ -92,6 +95,7 @@ static const struct option long_opts[] = {
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
+	{"name", required_argument, NULL, OPT_NAME},
 	{"shared", no_argument, NULL, OPT_SHARED},
 	{"guest-mode", required_argument, NULL, OPT_GUEST_MODE},
 	{"csv", required_argument, NULL, OPT_CSV},
@@ -203,6 +207,9 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_THP:
 			o->thp = true;
+			break;
+		case OPT_NAME:
+			o->name = optarg; /* read from our command line by tools, as QEMU's -name */
 			break;
 		case OPT_RECLAIM:
 			if (parse_count("--reclaim", optarg, 1, 60000, &o->reclaim_ms))

@@ -56,6 +56,7 @@ struct load_opts {
 	double duration;	  /* seconds, 0: not timed */
 	bool thp;
 	unsigned int reclaim_ms; /* 0: no reclaim thread */
+	const char *name;	 /* --name: for tools that read it from our command line */
 	const char *csv_path;
 	const char *label;
 	enum thread_names thread_names;

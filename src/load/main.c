@@ -258,6 +258,8 @@ static void print_setup(const struct vm *vm, const struct load_opts *o)
 					   : "KVM_GET_DIRTY_LOG write-protects");
 	if (o->mode != GUEST_LONG)
 		fprintf(load_out, "Guest mode: %s\n", guest_mode_name(o->mode));
+	if (o->name)
+		fprintf(load_out, "VM name: %s\n", o->name);
 	report_count("Pages per vCPU", "pages_per_vcpu", o->mem / LOAD_PAGE_SIZE);
 	report_count(NULL, "vcpus", o->vcpus);
 }

@@ -82,6 +82,7 @@ struct thread_name {
 	bool vcpu_unknown; /* thread: BPF could not tell its vCPU */
 	bool needs_proc;   /* process: some thread's vCPU must come from /proc */
 	bool gone;	   /* process: exited (no more /proc scans) */
+	char *vm_name;	   /* process: the VM's name (vm_name.h), read at its first sighting */
 };
 struct bpf_link;
 struct ring_buffer;
@@ -177,6 +178,8 @@ int probe_mode_parse(const char *s, enum probe_mode *mode);
 bool collector_hist_available(const struct collector *c, int hist, const char **why);
 /* Attaches BP of any object: kprobes through the collector's tracefs events (kprobes.h). */
 struct bpf_link *collector_attach_program(struct collector *c, struct bpf_program *bp);
+/* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */
+const char *collector_vm_name(const struct collector *c, int pid);
 const struct probe_status *collector_probe(const struct collector *c, const char *name);
 
 #endif

@@ -25,6 +25,8 @@ void collector_add_figures(struct collector *c, struct model *m,
 		return;
 	if (!vm->comm[0])
 		snprintf(vm->comm, sizeof(vm->comm), "%.15s", id->process);
+	if (!vm->name)
+		vm->name = collector_vm_name(c, tgid);
 	if (c->opts.attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
 		vcpu = id->vcpu_id;
 	else

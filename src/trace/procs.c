@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "procs.h"
+#include "vm_name.h"
 
 static bool all_digits(const char *s)
 {
@@ -83,6 +84,27 @@ void proc_comm(const char *proc_root, int pid, int tid, char *buf, size_t len)
 	fclose(f);
 }
 
+/*
+ * Whether any of the N SPECS matches PID, by its process name or else by
+ * its VM's name (QEMU's -name, ...: read from its command line only then).
+ */
+bool procs_spec_any(const struct proc_spec *specs, size_t n, int pid, const char *comm,
+		    const char *proc_root)
+{
+	struct vm_name vn;
+	bool match = false;
+
+	for (size_t i = 0; i < n; i++)
+		if (proc_spec_matches(&specs[i], pid, comm))
+			return true;
+	if (vm_name_read(proc_root, pid, comm, &vn))
+		return false;
+	for (size_t i = 0; i < n && !match && strcmp(vn.name, comm); i++)
+		match = proc_spec_matches(&specs[i], pid, vn.name);
+	vm_name_free(&vn);
+	return match;
+}
+
 int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self, int *pids,
 	       size_t max)
 {
@@ -102,13 +124,10 @@ int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, i
 		if (pid == self)
 			continue;
 		proc_comm(proc_root, pid, 0, comm, sizeof(comm));
-		for (size_t i = 0; i < n; i++) {
-			if (proc_spec_matches(&specs[i], pid, comm)) {
-				if (found < max)
-					pids[found] = pid;
-				found++;
-				break;
-			}
+		if (procs_spec_any(specs, n, pid, comm, proc_root)) {
+			if (found < max)
+				pids[found] = pid;
+			found++;
 		}
 	}
 	closedir(d);

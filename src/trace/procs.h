@@ -16,6 +16,9 @@ struct proc_spec {
 int proc_spec_init(struct proc_spec *s, const char *text);
 void proc_spec_free(struct proc_spec *s);
 bool proc_spec_matches(const struct proc_spec *s, int pid, const char *comm);
+/* Whether one of N SPECS matches PID by COMM, or else by its VM's name (read from PROC_ROOT). */
+bool procs_spec_any(const struct proc_spec *specs, size_t n, int pid, const char *comm,
+		    const char *proc_root);
 
 /*
  * Appends to PIDS (capacity MAX) every process under PROC_ROOT ("/proc")

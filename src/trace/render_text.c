@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "render.h"
+#include "vm_name.h"
 
 static const char *const section_names[SECTION_HIST0] = {
 	"outcomes", "paths", "memslot", "events", "kvm_stats", "mmu_lock", "mmu", "timeline"};
@@ -534,7 +535,12 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 			continue;
 		shown++;
 		if (o->only_vcpu < 0) {
-			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, vm->comm);
+			char *name = vm_name_escape(vm->name ? vm->name : vm->comm);
+
+			/* the name users know it by (its -name, ...), escaped: any bytes may be in
+			 * it */
+			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, name ? name : vm->comm);
+			free(name);
 			render_figures(f, &vm->total, o, render_kvm_stats(o, vm->pid), -1);
 			if (o->show[SECTION_TIMELINE])
 				render_timeline(f, o->extras, vm->pid, o->timeline_from);

@@ -20,6 +20,7 @@
 #include "faults.skel.h"
 #include "log.h"
 #include "threads.h"
+#include "vm_name.h"
 
 struct name_key {
 	int tgid, tid;
@@ -95,9 +96,21 @@ static void note_thread(struct collector *c, int tgid, int tid, const struct kvm
 	struct thread_name *t;
 
 	if (!proc) {
+		struct vm_name vn;
+
 		proc = remember_name(c, tgid, 0, id->process);
 		if (!proc)
 			return;
+		/* once, while it lives: its command line says what users call it */
+		if (!vm_name_read("/proc", tgid, id->process, &vn)) {
+			proc->vm_name = vn.namespace ? NULL : vn.name;
+			if (vn.namespace &&
+			    asprintf(&proc->vm_name, "%s/%s", vn.namespace, vn.name) < 0)
+				proc->vm_name = NULL;
+			if (proc->vm_name != vn.name)
+				free(vn.name);
+			free(vn.namespace);
+		}
 		note_new_process(c, tgid);
 	}
 	t = remember_name(c, tgid, tid, id->comm);
@@ -248,6 +261,13 @@ void collector_tick(struct collector *c)
 	}
 }
 
+const char *collector_vm_name(const struct collector *c, int pid)
+{
+	const struct thread_name *n = find_name(c, pid, 0);
+
+	return n ? (n->vm_name ? n->vm_name : n->comm) : NULL;
+}
+
 const char *collector_process_name(const struct collector *c, int pid)
 {
 	const struct thread_name *n = find_name(c, pid, 0);
@@ -270,6 +290,8 @@ void collector_free_threads(struct collector *c)
 	free(c->retired);
 	tdestroy(c->name_index, free);
 	free(c->new_procs);
+	for (size_t i = 0; i < c->n_names; i++)
+		free(c->names[i].vm_name);
 	free(c->names);
 	vcpu_map_free(&c->vcpus);
 }

@@ -123,6 +123,29 @@ check hist/sample-says-so "no 'Latency: sampled' line" \
 check hist/sample-in-csv "latency_sample_every=$(bpf_value "$TMP/h10.csv" latency_sample_every 0 "" "")" \
 	test "$(bpf_value "$TMP/h10.csv" latency_sample_every 0 "" "")" = 4
 
+# --- VMs known by their names (QEMU's -name; kvmmmu-load --name is read the
+# same way): -p matches them, the report shows them, escaped
+"$LOAD" --name web-1 --vcpus 2 --mem 16M --dirty-log 1 --duration 6 >/dev/null 2>&1 &
+vmm=$!
+for i in $(seq 50); do [ -n "$(ls -l /proc/$vmm/fd 2>/dev/null | grep kvm-vcpu)" ] && break; sleep 0.1; done
+"$HIST" -p web-1 -d 1.5 >"$TMP/h11.out" 2>&1
+rc=$?
+check hist/name-p-matches-vm-name "exit $rc: $(tail -2 "$TMP/h11.out" | tr '\n' ' ')" \
+	grep -q "^VM pid $vmm (web-1)$" "$TMP/h11.out"
+# a name with a comma (QEMU's ",," escape), a quote, a space and a non-UTF-8 byte
+weird=$(printf 'db,,x "1" \377')
+"$HIST" -d 1.5 -- "$LOAD" --name "guest=$weird" --vcpus 1 --mem 8M --duration 1 >"$TMP/h12.out" 2>&1
+check hist/name-escaped "$(grep '^VM pid' "$TMP/h12.out" | head -1)" \
+	grep -q '^VM pid [0-9]* (db,x "1" \\xff)$' "$TMP/h12.out"
+# a VM that starts later, found by its name
+"$HIST" -p 'mail-[0-9]' --wait -d 4 >"$TMP/h13.out" 2>&1 &
+hp=$!
+for i in $(seq 100); do grep -q '^Tracing' "$TMP/h13.out" && break; sleep 0.05; done
+"$LOAD" --name mail-7 --vcpus 1 --mem 8M >/dev/null 2>&1
+wait $hp
+check hist/name-late-vm "$(grep '^VM pid' "$TMP/h13.out" | head -1)" grep -q '^VM pid [0-9]* (mail-7)$' "$TMP/h13.out"
+wait $vmm 2>/dev/null
+
 # --- a VMM that names no thread: vCPUs still attributed by id
 "$HIST" --per-vcpu --csv "$TMP/h3.csv" -- "$LOAD" --vcpus 2 --mem 16M --thread-names plain \
 	--csv "$TMP/l3.csv" >"$TMP/h3.out" 2>&1
