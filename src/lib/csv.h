@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The kvmmmu CSV format, version 1 (docs/csv.md): one observation per row. */
+/* The kvmmmu CSV format, version 2 (docs/csv.md): one observation per row. */
 #ifndef KVMMMU_CSV_H
 #define KVMMMU_CSV_H
 
@@ -7,8 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CSV_MAGIC "# kvmmmu-csv 1"
-#define CSV_HEADER "ts,pid,comm,vcpu,source,metric,le,value"
+#define CSV_MAGIC "# kvmmmu-csv 2"
+#define CSV_HEADER "ts,pid,comm,vcpu,source,metric,le,value,vm"
+/* Version 1, still read: the same without the vm column. */
+#define CSV_MAGIC_V1 "# kvmmmu-csv 1"
+#define CSV_HEADER_V1 "ts,pid,comm,vcpu,source,metric,le,value"
 #define CSV_NO_VCPU (-1)
 
 /* Metadata every writer records; NULL members are left out. */
@@ -34,6 +37,7 @@ struct csv_row {
 	enum csv_value_kind kind;
 	uint64_t u64;
 	double f64;
+	const char *vm; /* the VM's name (its -name, ...), NULL: none (v2) */
 };
 
 /*
@@ -85,10 +89,12 @@ struct csv_record {
 	enum csv_value_kind kind;
 	uint64_t u64;
 	double value; /* the value as a double, for either kind */
+	char *vm;     /* the VM's name; NULL when empty, or in a v1 file */
 	long line;    /* line number in the file, for messages */
 };
 
 struct csv_table {
+	int version; /* 1 or 2 */
 	struct csv_meta_kv *meta;
 	size_t n_meta;
 	struct csv_record *rows;
@@ -96,7 +102,7 @@ struct csv_table {
 };
 
 /*
- * Parses a whole v1 file. On malformed input returns -EINVAL and writes
+ * Parses a whole v1 or v2 file. On malformed input returns -EINVAL and writes
  * "line N: reason" into ERR.
  */
 int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len);

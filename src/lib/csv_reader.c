@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reader for the kvmmmu CSV format v1. Strict: the compare command and the
+ * Reader for the kvmmmu CSV format v1 and v2. Strict: the compare command and the
  * tests rely on it to reject anything that is not exactly what we write, with
  * the line number and the reason.
  */
@@ -13,7 +13,7 @@
 
 #include "csv.h"
 
-#define CSV_FIELDS 8
+#define CSV_FIELDS 9 /* v2; v1 has the first 8 */
 
 struct cursor {
 	const char *p, *end;
@@ -216,6 +216,7 @@ static int check_record(struct cursor *c, char **f, struct csv_record *r)
 	r->source = f[4];
 	r->metric = f[5];
 	r->le = *f[6] ? f[6] : NULL;
+	r->vm = f[8] && *f[8] ? f[8] : NULL;
 	return 0;
 }
 
@@ -242,20 +243,28 @@ static int parse_preamble(struct cursor *c, struct csv_table *t)
 	char *line = next_line(c);
 	int err = 0;
 
+	const char *header = CSV_HEADER;
+
 	if (strncmp(line, "# kvmmmu-csv ", 13)) {
 		err = fail(c, "not a kvmmmu CSV file (expected '%s')", CSV_MAGIC);
-	} else if (strcmp(line, CSV_MAGIC)) {
-		err = fail(c, "unsupported format version '%s' (this reader knows 1)", line + 13);
+	} else if (!strcmp(line, CSV_MAGIC)) {
+		t->version = 2;
+	} else if (!strcmp(line, CSV_MAGIC_V1)) {
+		t->version = 1;
+		header = CSV_HEADER_V1;
+	} else {
+		err = fail(c, "unsupported format version '%s' (this reader knows 1 and 2)",
+			   line + 13);
 	}
 	free(line);
 	while (!err) {
 		if (c->p >= c->end)
-			return fail(c, "missing header line '%s'", CSV_HEADER);
+			return fail(c, "missing header line '%s'", header);
 		line = next_line(c);
 		if (!strncmp(line, "# ", 2))
 			err = parse_meta(c, t, line);
-		else if (strcmp(line, CSV_HEADER))
-			err = fail(c, "expected header '%s'", CSV_HEADER);
+		else if (strcmp(line, header))
+			err = fail(c, "expected header '%s'", header);
 		else {
 			free(line);
 			return 0;
@@ -270,7 +279,7 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 	struct cursor c = {.err = err, .err_len = err_len};
 	char *data = NULL;
 	size_t size = 0, cap = 0, rd;
-	int ret;
+	int ret, nfields;
 
 	memset(t, 0, sizeof(*t));
 	do {
@@ -294,14 +303,15 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 	c.p = data;
 	c.end = data + size;
 	ret = parse_preamble(&c, t);
+	nfields = t->version == 1 ? CSV_FIELDS - 1 : CSV_FIELDS;
 	while (!ret && c.p < c.end) {
 		char *fields[CSV_FIELDS] = {};
 		struct csv_record *rows;
 		int n = 0;
 
 		ret = read_record(&c, fields, &n);
-		if (!ret && n != CSV_FIELDS)
-			ret = fail(&c, "expected %d fields, found %d", CSV_FIELDS, n);
+		if (!ret && n != nfields)
+			ret = fail(&c, "expected %d fields, found %d", nfields, n);
 		if (!ret) {
 			rows = realloc(t->rows, (t->n_rows + 1) * sizeof(*rows));
 			if (!rows) {
@@ -321,6 +331,8 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 			if (!*fields[6])
 				free(fields[6]);
 			free(fields[7]);
+			if (fields[8] && !*fields[8])
+				free(fields[8]);
 		} else {
 			for (int i = 0; i < CSV_FIELDS; i++)
 				free(fields[i]);
@@ -366,6 +378,7 @@ void csv_table_free(struct csv_table *t)
 		free(t->rows[i].source);
 		free(t->rows[i].metric);
 		free(t->rows[i].le);
+		free(t->rows[i].vm);
 	}
 	free(t->meta);
 	free(t->rows);

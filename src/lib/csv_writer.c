@@ -119,9 +119,11 @@ int csv_write_row(struct csv_writer *w, const struct csv_row *r)
 	fputc(',', f);
 	csv_write_field(f, r->le);
 	if (r->kind == CSV_U64)
-		fprintf(f, ",%" PRIu64 "\n", r->u64);
+		fprintf(f, ",%" PRIu64 ",", r->u64);
 	else
-		fprintf(f, ",%.9g\n", r->f64);
+		fprintf(f, ",%.9g,", r->f64);
+	csv_write_field(f, r->vm);
+	fputc('\n', f);
 	return ferror(f) ? -ENOMEM : 0;
 }
 

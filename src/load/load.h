@@ -145,7 +145,8 @@ int reclaim_start(struct vm *vm, unsigned int ms);
 uint64_t reclaim_stop(void);
 
 /* report.c */
-void report_open(struct csv_writer *csv);
+/* CSV rows go to CSV from now on, for the VM called NAME (NULL: the process name). */
+void report_open(struct csv_writer *csv, const char *name);
 void report_time(const char *what, const char *metric, double secs);
 void report_count(const char *what, const char *metric, uint64_t value);
 uint64_t report_vcpu_stat_sum(struct vm *vm, const char *name);

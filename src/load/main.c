@@ -227,7 +227,7 @@ static int open_csv(struct csv_writer *w, const struct load_opts *o, int argc, c
 	}
 	if (!strcmp(o->csv_path, "-"))
 		load_out = stderr; /* stdout carries nothing but CSV */
-	report_open(w);
+	report_open(w, o->name);
 	return 0;
 }
 

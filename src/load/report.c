@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Phase timings and KVM statistics: a human report plus optional CSV v1 rows. */
+/* Phase timings and KVM statistics: a human report plus optional CSV rows. */
 #include <string.h>
 #include <unistd.h>
 
@@ -10,11 +10,14 @@
 #define COMM "kvmmmu-load"
 
 static struct csv_writer *csv;
+static const char *vm_name = COMM;
 static bool csv_failed;
 
-void report_open(struct csv_writer *w)
+void report_open(struct csv_writer *w, const char *name)
 {
 	csv = w;
+	if (name)
+		vm_name = name;
 }
 
 static void csv_row(int vcpu, const char *source, const char *metric, const char *le,
@@ -31,6 +34,7 @@ static void csv_row(int vcpu, const char *source, const char *metric, const char
 		.kind = kind,
 		.u64 = u,
 		.f64 = f,
+		.vm = vm_name,
 	};
 
 	/* After a failed write, stop: main reports it once, at close. */

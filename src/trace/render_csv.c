@@ -107,6 +107,7 @@ static void put_timeline(struct csv_ctx *x, const struct model *m, struct render
 		x->row.ts = t->wall;
 		x->row.pid = (int)t->ev.tgid;
 		x->row.comm = vm->comm;
+		x->row.vm = vm->name ? vm->name : vm->comm;
 		x->row.vcpu = CSV_NO_VCPU;
 		snprintf(metric, sizeof(metric), "event_%s_ns", timeline_kind_str(t->ev.kind));
 		put(x, metric, NULL, t->ev.duration_ns);
@@ -147,6 +148,9 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 
 		x.row.pid = vm->pid;
 		x.row.comm = vm->comm;
+		/* the key runs are joined on (kvmmmu-diff): pids differ between runs, names do not
+		 */
+		x.row.vm = vm->name ? vm->name : vm->comm;
 		x.row.vcpu = CSV_NO_VCPU;
 		put_figures(&x, &vm->total, o);
 		if (kvm)
@@ -173,6 +177,7 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 	x.row.ts = ts;
 	x.row.pid = 0;
 	x.row.comm = "kvmmmu";
+	x.row.vm = NULL;
 	x.row.vcpu = CSV_NO_VCPU;
 	put(&x, "drops", NULL, m->health.drops);
 	put(&x, "bad_ret_pf", NULL, m->health.bad_ret);

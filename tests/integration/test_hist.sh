@@ -128,10 +128,13 @@ check hist/sample-in-csv "latency_sample_every=$(bpf_value "$TMP/h10.csv" latenc
 "$LOAD" --name web-1 --vcpus 2 --mem 16M --dirty-log 1 --duration 6 >/dev/null 2>&1 &
 vmm=$!
 for i in $(seq 50); do [ -n "$(ls -l /proc/$vmm/fd 2>/dev/null | grep kvm-vcpu)" ] && break; sleep 0.1; done
-"$HIST" -p web-1 -d 1.5 >"$TMP/h11.out" 2>&1
+"$HIST" -p web-1 -d 1.5 --csv "$TMP/h11.csv" >"$TMP/h11.out" 2>&1
 rc=$?
 check hist/name-p-matches-vm-name "exit $rc: $(tail -2 "$TMP/h11.out" | tr '\n' ' ')" \
 	grep -q "^VM pid $vmm (web-1)$" "$TMP/h11.out"
+# CSV v2: every row of the VM carries its name (runs are joined on it); kvmmmu's own rows none
+names=$(awk -F, '!/^#/ && NR > 1 && $1 != "ts" { print ($2 == 0 ? "self:" : "vm:") $9 }' "$TMP/h11.csv" | sort -u | tr '\n' ' ')
+check hist/csv-vm-column "vm column values: $names" test "$names" = "self: vm:web-1 "
 # a name with a comma (QEMU's ",," escape), a quote, a space and a non-UTF-8 byte
 weird=$(printf 'db,,x "1" \377')
 "$HIST" -d 1.5 -- "$LOAD" --name "guest=$weird" --vcpus 1 --mem 8M --duration 1 >"$TMP/h12.out" 2>&1

@@ -59,6 +59,12 @@ check load/dirty-log-disable-timing "no disable line" grep -q '^Disabling dirty 
 "$LOAD" --vcpus 2 --mem 16M --dirty-log 3 --reclaim 1 --csv "$TMP/rc.csv" >"$TMP/rc.out" 2>&1 ||
 	fail load/reclaim-runs "exit $?: $(tail -1 "$TMP/rc.out")"
 calls=$(csv_value "$TMP/rc.csv" load reclaim_calls "")
+# CSV v2's vm column: the process name, or --name
+vms=$(awk -F, '!/^#/ && $1 != "ts" { print $9 }' "$TMP/rc.csv" | sort -u | tr '\n' ' ')
+check load/csv-vm-column "vm column: $vms" test "$vms" = "kvmmmu-load "
+"$LOAD" --name 'db,1' --vcpus 1 --mem 4M --csv "$TMP/nm.csv" >/dev/null 2>&1
+vms=$(awk -F, '!/^#/ && $1 != "ts" { print $9 $10 }' "$TMP/nm.csv" | sort -u | tr '\n' ' ')
+check load/csv-vm-column-named "vm column: $vms" test "$vms" = '"db1" '
 check load/reclaim-calls "reclaim_calls=$calls" test "${calls:-0}" -gt 0
 taken=0 fixed=0
 for v in 0 1; do

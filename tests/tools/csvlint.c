@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Test helper: validates kvmmmu CSV v1 files with the project's reader; prints the row count. */
+/* Test helper: validates kvmmmu CSV files (v1, v2) with the project's reader; prints the row count.
+ */
 #include <stdio.h>
 
 #include "csv.h"

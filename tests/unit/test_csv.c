@@ -28,7 +28,8 @@ static char *write_sample(size_t *len)
 			      .source = "kvm_stats",
 			      .metric = "pf_taken",
 			      .kind = CSV_U64,
-			      .u64 = 18446744073709551615ULL};
+			      .u64 = 18446744073709551615ULL,
+			      .vm = "web-1"};
 
 	assert_non_null(f);
 	assert_int_equal(csv_writer_start(&w, fileno(f), &meta), 0);
@@ -37,6 +38,7 @@ static char *write_sample(size_t *len)
 	/* rows reach the file a batch at a time, never one by one */
 	assert_int_equal(lseek(fileno(f), 0, SEEK_CUR), size);
 	row.comm = "odd \"name\", with comma";
+	row.vm = "db,,x \"1\"";
 	row.vcpu = CSV_NO_VCPU;
 	row.source = "load";
 	row.metric = "populate_s";
@@ -44,6 +46,7 @@ static char *write_sample(size_t *len)
 	row.f64 = 0.123456789;
 	assert_int_equal(csv_write_row(&w, &row), 0);
 	row.comm = "line\nbreak";
+	row.vm = NULL;
 	row.metric = "fault_ns";
 	row.le = "+Inf";
 	row.kind = CSV_U64;
@@ -100,6 +103,10 @@ static void round_trip(void **state)
 	assert_int_equal(t.rows[0].kind, CSV_U64);
 	assert_true(t.rows[0].u64 == 18446744073709551615ULL);
 	assert_null(t.rows[0].le);
+	assert_int_equal(t.version, 2);
+	assert_string_equal(t.rows[0].vm, "web-1");
+	assert_string_equal(t.rows[1].vm, "db,,x \"1\""); /* quoted on the way out, whole back */
+	assert_null(t.rows[2].vm);
 	assert_string_equal(t.rows[1].comm, "odd \"name\", with comma");
 	assert_int_equal(t.rows[1].vcpu, CSV_NO_VCPU);
 	assert_int_equal(t.rows[1].kind, CSV_F64);
@@ -115,13 +122,15 @@ static void round_trip(void **state)
 /* Each case: input after the preamble, and the "line N: reason" it must produce. */
 static void rejects(void **state)
 {
-	static const char *pre = CSV_MAGIC "\n# kernel=x\n" CSV_HEADER "\n";
+	/* version 1 files are still read: its rows have no vm column */
+	static const char *pre = CSV_MAGIC_V1 "\n# kernel=x\n" CSV_HEADER_V1 "\n";
 	static const struct {
 		const char *body;
 		const char *err;
 	} cases[] = {
 		{"1,2,c,0,bpf,m,,1\n1,2,c,0,bpf,m,,x\n", "line 5: value 'x' is not a number"},
-		{"1,2,c,0,bpf,m,,1,9\n", "line 4: more than 8 fields"},
+		{"1,2,c,0,bpf,m,,1,9\n", "line 4: expected 8 fields, found 9"},
+		{"1,2,c,0,bpf,m,,1,9,10\n", "line 4: more than 9 fields"},
 		{"1,2,c,0,bpf,m,1\n", "line 4: expected 8 fields, found 7"},
 		{"1,2,c,v,bpf,m,,1\n",
 		 "line 4: vcpu 'v' is neither empty nor a non-negative integer"},
@@ -156,8 +165,8 @@ static void rejects(void **state)
 static void integers_stay_exact(void **state)
 {
 	static const char doc[] = CSV_MAGIC "\n# tool=test\n" CSV_HEADER "\n"
-					    "1,2,c,0,bpf,faults,,9007199254740993\n"
-					    "1,2,c,0,bpf,faults,,0\n";
+					    "1,2,c,0,bpf,faults,,9007199254740993,web-1\n"
+					    "1,2,c,0,bpf,faults,,0,\n";
 	struct csv_table t;
 	char err[256];
 	FILE *f = fmemopen((void *)doc, strlen(doc), "r");
@@ -177,13 +186,18 @@ static void rejects_preamble(void **state)
 		const char *doc;
 		const char *err;
 	} cases[] = {
-		{"ts,pid\n", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 1')"},
-		{"# kvmmmu-csv 2\n",
-		 "line 1: unsupported format version '2' (this reader knows 1)"},
+		{"ts,pid\n", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 2')"},
+		{"# kvmmmu-csv 3\n",
+		 "line 1: unsupported format version '3' (this reader knows 1 and 2)"},
+		{CSV_MAGIC "\n# a=b\n" CSV_HEADER_V1 "\n",
+		 "line 3: expected header '" CSV_HEADER "'"},
+		{CSV_MAGIC_V1 "\n" CSV_HEADER "\n", "line 2: expected header '" CSV_HEADER_V1 "'"},
+		{CSV_MAGIC "\n" CSV_HEADER "\n1,2,c,0,bpf,m,,1\n",
+		 "line 3: expected 9 fields, found 8"},
 		{CSV_MAGIC "\n# novalue\n", "line 2: metadata line is not '# key=value'"},
 		{CSV_MAGIC "\n# a=b\nts,pid\n", "line 3: expected header '" CSV_HEADER "'"},
 		{CSV_MAGIC "\n# a=b\n", "line 2: missing header line '" CSV_HEADER "'"},
-		{"", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 1')"},
+		{"", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 2')"},
 	};
 
 	(void)state;
@@ -203,8 +217,8 @@ static void rejects_preamble(void **state)
 
 static void crlf_and_no_final_newline(void **state)
 {
-	char doc[] =
-		CSV_MAGIC "\r\n# k=v\r\n" CSV_HEADER "\r\n1,2,c,,bpf,m,1.5,3\r\n1,2,c,,bpf,m,,4";
+	char doc[] = CSV_MAGIC_V1 "\r\n# k=v\r\n" CSV_HEADER_V1
+				  "\r\n1,2,c,,bpf,m,1.5,3\r\n1,2,c,,bpf,m,,4";
 	struct csv_table t;
 	char err[128];
 	FILE *f = fmemopen(doc, strlen(doc), "r");
