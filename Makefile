@@ -22,7 +22,7 @@ CFLAGS ?= -O2 -g
 # EXTRA_CFLAGS/EXTRA_LDFLAGS add to the build without replacing its flags.
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-CPPFLAGS += -Isrc/lib -Isrc/trace -Isrc/core -Iinclude -I$(OUTPUT)/skel
+CPPFLAGS += -Isrc/lib -Isrc/trace -Isrc/core -Isrc/render -Iinclude -I$(OUTPUT)/skel
 LDLIBS += -lbpf -lelf -lz -lm -pthread
 BPFCFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf
 # System include dirs after ours, as libbpf-bootstrap does, so <bpf/...> resolves.
@@ -44,6 +44,7 @@ SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/skel/%.skel.h,$(BPF_SRCS))
 LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/lib/*.c))
 TRACE_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/trace/*.c))
 CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/core/*.c))
+RENDER_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/render/*.c))
 app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 	   $(patsubst src/%.S,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.S))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -60,11 +61,11 @@ $(OUTPUT)/kvmmmu-load: $(call app_objs,load) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/kvmmmu-hist: $(call app_objs,hist) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+$(OUTPUT)/kvmmmu-hist: $(call app_objs,hist) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(TRACE_OBJS) $(LIB_OBJS)
+$(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -90,7 +91,7 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS)
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDER_OBJS)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@

@@ -19,6 +19,7 @@
 #include "mmu_extras.h"
 #include "model.h"
 #include "procs.h"
+#include "snapshot.h"
 #include "vm_stats.h"
 
 struct session_opts {
@@ -51,6 +52,7 @@ struct session {
 	size_t n_kvm, cap_kvm;
 	double kvm_read_gap; /* seconds between the last read of kvmmmu's figures and KVM's */
 	unsigned long long start_ticks; /* our start, in clock ticks since boot */
+	size_t timeline_seen;		/* timeline events some snapshot already had as new */
 	int kvm_err;			/* why KVM's counters cannot be read, reported once */
 	bool kvm_fd_note;		/* out of fds for them, reported once */
 };
@@ -74,6 +76,14 @@ bool session_done(struct session *s);
  * also ends faults that nothing can end any more), then KVM's counters.
  */
 int session_read(struct session *s, struct model *m, bool final);
+/*
+ * A snapshot (snapshot.h) of everything now: session_read() into its model,
+ * then copies of the facts, KVM's counters and the timeline. Free it with
+ * snapshot_free().
+ */
+int session_snapshot(struct session *s, struct snapshot *snap, bool final);
+/* A snapshot without figures: how they are had (the probes, names, what cannot be shown). */
+int session_facts(const struct session *s, struct snapshot *snap);
 /* KVM's counters: intervals start here. */
 void session_mark(struct session *s);
 bool session_is_traced(const struct session *s, int pid);

@@ -87,49 +87,40 @@ static void print_timestamp(FILE *out)
 }
 
 /* Prints and exports one report: DELTA for text, TOTAL for CSV (cumulative, like counters). */
-static int report(struct hist_run *r, struct model *prev, bool final)
+/*
+ * One report from one snapshot: the text of the interval since PREV (the
+ * whole run when PREV is NULL), and the CSV rows (cumulative, like counters).
+ * PREV then becomes this snapshot.
+ */
+static int report(struct hist_run *r, struct snapshot *prev, bool final)
 {
-	struct model total = {}, delta = {};
+	struct snapshot cur;
 	int err;
 
-	err = session_read(&r->s, &total, final);
-	if (err) {
-		model_free(&total);
+	err = session_snapshot(&r->s, &cur, final);
+	if (err)
 		return err;
-	}
-	r->ro.kvm_read_gap = r->s.kvm_read_gap;
-	r->ro.kvm = r->s.kvm;
-	r->ro.n_kvm = r->s.n_kvm;
-	/* interval reports show KVM's counts over the interval too; the summary, the whole run */
-	r->ro.kvm_since_mark = !final && prev;
-	if (!final && prev) {
-		err = model_delta(&delta, &total, prev);
-		if (err)
-			goto out;
-	}
 	if (r->env.timestamp)
 		print_timestamp(r->out);
 	r->ro.hide_idle = !final;
-	render_text(r->out, final || !prev ? &total : &delta, &r->ro);
-	r->ro.timeline_from = r->s.extras.n_timeline; /* each event is printed once */
-	session_mark(&r->s);			      /* the next interval starts here */
+	render_text(r->out, &cur, final ? NULL : prev, &r->ro);
+	session_mark(&r->s); /* KVM's counts of the next interval start here */
 	if (fflush(r->out) && errno == EPIPE)
 		exiting = SIGPIPE; /* nobody reads the report: end, but finish the CSV */
 	if (r->csv_open) {
 		/* each report reaches the file whole, in one write */
-		err = render_csv(&r->csv, &total, &r->ro, sysinfo_now());
+		err = render_csv(&r->csv, &cur);
 		if (!err)
 			err = csv_writer_flush(&r->csv);
 		if (err)
 			elog("cannot write '%s': %s", r->env.csv_path, strerror(-err));
 	}
 	if (prev) {
-		model_free(prev);
-		model_copy(prev, &total);
+		snapshot_free(prev);
+		*prev = cur;
+	} else {
+		snapshot_free(&cur);
 	}
-out:
-	model_free(&delta);
-	model_free(&total);
 	return err;
 }
 
@@ -164,7 +155,7 @@ static int run(struct hist_run *r)
 {
 	const double start = sysinfo_monotonic();
 	double next_report = start + r->env.interval;
-	struct model prev = {};
+	struct snapshot prev = {};
 	long reports = 0;
 	int err = 0;
 
@@ -188,7 +179,7 @@ static int run(struct hist_run *r)
 				break;
 		}
 	}
-	model_free(&prev);
+	snapshot_free(&prev);
 	return err;
 }
 
@@ -258,14 +249,13 @@ static int setup(struct hist_run *r)
 	if (err)
 		return err;
 	child_pid = r->s.child;
-	r->ro.c = &r->s.c;
-	r->ro.extras = &r->s.extras;
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	static struct hist_run r;
+	struct snapshot facts;
 	struct model final = {};
 	int err;
 
@@ -296,9 +286,12 @@ int main(int argc, char **argv)
 	else if (r.env.n_specs)
 		fprintf(r.out, " of the processes -p selects");
 	fprintf(r.out, "... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
-	render_probe_header(r.out, &r.ro);
-	render_unavailable(stderr,
-			   &r.ro); /* what this kernel cannot give: for the user, not the data */
+	if (!session_facts(&r.s, &facts)) {
+		render_probe_header(r.out, &facts);
+		/* what this kernel cannot give: for the user, not the data */
+		render_unavailable(stderr, &facts, &r.ro);
+		snapshot_free(&facts);
+	}
 	if (fflush(r.out) && errno == EPIPE)
 		exiting = SIGPIPE; /* | head -1: nobody wants more */
 	session_start(&r.s);

@@ -175,6 +175,31 @@ const char *kvm_stats_type_name(uint32_t flags)
 	}
 }
 
+int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->fd = -1;
+	dst->data_offset = src->data_offset;
+	dst->data_len = src->data_len;
+	dst->id = src->id ? strdup(src->id) : NULL;
+	dst->desc = calloc(src->n_desc ? src->n_desc : 1, sizeof(*dst->desc));
+	dst->values = calloc(src->n_values ? src->n_values : 1, sizeof(*dst->values));
+	if ((src->id && !dst->id) || !dst->desc || !dst->values)
+		goto nomem;
+	for (size_t i = 0; i < src->n_desc; i++, dst->n_desc++) {
+		dst->desc[i] = src->desc[i];
+		dst->desc[i].name = strdup(src->desc[i].name);
+		if (!dst->desc[i].name)
+			goto nomem;
+	}
+	memcpy(dst->values, src->values, src->n_values * sizeof(*dst->values));
+	dst->n_values = src->n_values;
+	return 0;
+nomem:
+	kvm_stats_close(dst);
+	return -ENOMEM;
+}
+
 void kvm_stats_close(struct kvm_stats *s)
 {
 	if (s->desc)

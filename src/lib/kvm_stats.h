@@ -46,6 +46,8 @@ const struct kvm_stat_desc_info *kvm_stats_find(const struct kvm_stats *s, const
 /* First value of a named statistic; returns -ENOENT when the kernel lacks it. */
 int kvm_stats_get(const struct kvm_stats *s, const char *name, uint64_t *value);
 const char *kvm_stats_type_name(uint32_t flags);
+/* A copy of SRC's descriptors and values, without its fd (for snapshots); 0 or -ENOMEM. */
+int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src);
 void kvm_stats_close(struct kvm_stats *s);
 
 #endif

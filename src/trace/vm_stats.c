@@ -251,6 +251,54 @@ size_t vm_stats_fds(const struct vm_stats *v)
 	return v->frozen ? 0 : (v->have_vm ? 1 : 0) + v->n_vcpus;
 }
 
+static uint64_t *dup_values(const uint64_t *v, size_t n, bool *failed)
+{
+	uint64_t *d;
+
+	if (!v)
+		return NULL;
+	d = malloc((n ? n : 1) * sizeof(*d));
+	if (!d) {
+		*failed = true;
+		return NULL;
+	}
+	memcpy(d, v, n * sizeof(*d));
+	return d;
+}
+
+int vm_stats_copy(struct vm_stats *dst, const struct vm_stats *src)
+{
+	bool failed = false;
+
+	*dst = *src;
+	dst->vm = (struct kvm_stats){.fd = -1};
+	dst->vcpus = NULL;
+	dst->n_vcpus = 0;
+	dst->vm_baseline = dst->vm_mark = NULL;
+	dst->frozen = true; /* no fds: nothing to refresh */
+	if (src->have_vm) {
+		failed = kvm_stats_copy(&dst->vm, &src->vm) != 0;
+		dst->vm_baseline = dup_values(src->vm_baseline, src->vm.n_values, &failed);
+		dst->vm_mark = dup_values(src->vm_mark, src->vm.n_values, &failed);
+	}
+	dst->vcpus = calloc(src->n_vcpus ? src->n_vcpus : 1, sizeof(*dst->vcpus));
+	failed |= !dst->vcpus;
+	for (size_t i = 0; !failed && i < src->n_vcpus; i++, dst->n_vcpus++) {
+		const struct vcpu_stats *s = &src->vcpus[i];
+		struct vcpu_stats *d = &dst->vcpus[i];
+
+		d->vcpu = s->vcpu;
+		failed = kvm_stats_copy(&d->stats, &s->stats) != 0;
+		d->baseline = dup_values(s->baseline, s->stats.n_values, &failed);
+		d->mark = dup_values(s->mark, s->stats.n_values, &failed);
+	}
+	if (failed) {
+		vm_stats_close(dst);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 void vm_stats_close(struct vm_stats *v)
 {
 	if (v->have_vm)

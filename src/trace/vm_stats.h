@@ -67,6 +67,8 @@ int vm_stats_sum_since_mark(const struct vm_stats *v, const char *name, uint64_t
 void vm_stats_freeze(struct vm_stats *v);
 /* Descriptors V holds open. */
 size_t vm_stats_fds(const struct vm_stats *v);
+/* A copy of SRC's values, baselines and marks, without fds (frozen): for snapshots. */
+int vm_stats_copy(struct vm_stats *dst, const struct vm_stats *src);
 void vm_stats_close(struct vm_stats *v);
 
 #endif

@@ -51,25 +51,22 @@ static void put_hist(struct csv_ctx *x, const char *name, const struct kvmmmu_hi
 	}
 }
 
-static void put_figures(struct csv_ctx *x, const struct figures *f, const struct render_opts *o)
+static void put_figures(struct csv_ctx *x, const struct figures *f, const struct snapshot *snap)
 {
 	char metric[64];
 
 	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
 		put(x, kvmmmu_counter_names[i], NULL, f->counters[i]);
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
-		if (!o->c->ret_pf.name[r])
+		if (!snap->ret_pf.name[r])
 			continue;
-		snprintf(metric, sizeof(metric), "ret_pf_%s", o->c->ret_pf.name[r]);
+		snprintf(metric, sizeof(metric), "ret_pf_%s", snap->ret_pf.name[r]);
 		put(x, metric, NULL, f->ret_pf[r]);
 	}
-	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
-		const char *why;
-
-		if (collector_hist_available(o->c, h, &why))
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		if (snap->hist_available[h])
 			put_hist(x, kvmmmu_hist_names[h], &f->hist[h]);
-	}
-	if (o->extras && o->extras->lock_ok) {
+	if (snap->lock_ok) {
 		static const char *const other[KVMMMU_LOCK_MODES][2] = {
 			{"mmu_lock_read_waits_outside_faults",
 			 "mmu_lock_read_wait_ns_outside_faults"},
@@ -83,7 +80,7 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 			put(x, other[mode][1], NULL, f->lock_other_wait_ns[mode]);
 		}
 	}
-	if (o->extras && o->extras->events_ok) {
+	if (snap->events_ok) {
 		for (int i = 0; i < KVMMMU_N_MMU_COUNTERS; i++)
 			put(x, kvmmmu_mmu_counter_names[i], NULL, f->mmu[i]);
 		for (int i = 0; i < N_MMU_TIMES; i++)
@@ -91,13 +88,13 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 	}
 }
 
-/* Timeline events not written yet: event_KIND_ns (time taken) and event_KIND_faults_before. */
-static void put_timeline(struct csv_ctx *x, const struct model *m, struct render_opts *o)
+/* The snapshot's new timeline events: event_KIND_ns (time taken) and event_KIND_faults_before. */
+static void put_timeline(struct csv_ctx *x, const struct snapshot *snap)
 {
-	const struct mmu_extras *e = o->extras;
+	const struct model *m = &snap->m;
 
-	for (; e && o->csv_timeline_done < e->n_timeline; o->csv_timeline_done++) {
-		const struct timeline_event *t = &e->timeline[o->csv_timeline_done];
+	for (size_t i = snap->timeline_new; i < snap->n_timeline; i++) {
+		const struct timeline_event *t = &snap->timeline[i];
 		const struct vm_row *vm = model_find_vm(m, (int)t->ev.tgid);
 
 		char metric[64];
@@ -138,13 +135,15 @@ static void put_kvm(struct csv_ctx *x, const struct vm_stats *v, int vcpu)
 	x->row.source = "bpf";
 }
 
-int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *o, double ts)
+int render_csv(struct csv_writer *w, const struct snapshot *snap)
 {
-	struct csv_ctx x = {.w = w, .row = {.ts = ts, .source = "bpf"}};
+	struct csv_ctx x = {.w = w, .row = {.ts = snap->wall, .source = "bpf"}};
+	const struct model *m = &snap->m;
 
+	/* every figure the snapshot has, whatever --metric shows: CSV is for machines */
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
-		const struct vm_stats *kvm = render_kvm_stats(o, vm->pid);
+		const struct vm_stats *kvm = snapshot_kvm(snap, vm->pid);
 
 		x.row.pid = vm->pid;
 		x.row.comm = vm->comm;
@@ -152,7 +151,7 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 		 */
 		x.row.vm = vm->name ? vm->name : vm->comm;
 		x.row.vcpu = CSV_NO_VCPU;
-		put_figures(&x, &vm->total, o);
+		put_figures(&x, &vm->total, snap);
 		if (kvm)
 			put_kvm(&x, kvm, -1);
 		for (size_t r = 0; r < vm->n_rows; r++) {
@@ -168,13 +167,13 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 				x.row.comm = row->comm;
 				x.row.vcpu = row->vcpu;
 			}
-			put_figures(&x, &row->f, o);
+			put_figures(&x, &row->f, snap);
 			if (kvm && row->vcpu >= 0)
 				put_kvm(&x, kvm, row->vcpu);
 		}
 	}
-	put_timeline(&x, m, o);
-	x.row.ts = ts;
+	put_timeline(&x, snap);
+	x.row.ts = snap->wall;
 	x.row.pid = 0;
 	x.row.comm = "kvmmmu";
 	x.row.vm = NULL;
@@ -186,7 +185,6 @@ int render_csv(struct csv_writer *w, const struct model *m, struct render_opts *
 	put(&x, "memslot_flags_lost", NULL, m->health.slots_full);
 	put(&x, "timeline_events_lost", NULL, m->health.timeline_lost);
 	put(&x, "kprobe_missed", NULL, m->health.kprobe_missed);
-	put(&x, "latency_sample_every", NULL,
-	    o->c && o->c->opts.sample_every > 1 ? o->c->opts.sample_every : 1);
+	put(&x, "latency_sample_every", NULL, snap->sample_every > 1 ? snap->sample_every : 1);
 	return x.err;
 }

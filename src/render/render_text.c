@@ -64,25 +64,22 @@ static void print_attached(FILE *f, const struct probe_status *probes, size_t n,
 	}
 }
 
-void render_probe_header(FILE *f, const struct render_opts *o)
+void render_probe_header(FILE *f, const struct snapshot *snap)
 {
-	const struct collector *c = o->c;
 	const char *sep = "";
 
 	fprintf(f, "Probes:");
-	print_attached(f, c->probes, c->n_probes, &sep);
-	if (o->extras)
-		print_attached(f, o->extras->probes, o->extras->n_probes, &sep);
+	print_attached(f, snap->probes, snap->n_probes, &sep);
 	fprintf(f, "\nOutcomes from: %s; RET_PF_* from %s\n",
-		c->func_mode ? "function return values"
-			     : "tracepoints (SPTE requested -> set = fixed, none = spurious)",
-		c->ret_pf.source == RET_PF_FROM_BTF ? "BTF" : "the tracefs format");
-	if (c->opts.sample_every > 1)
+		snap->func_mode ? "function return values"
+				: "tracepoints (SPTE requested -> set = fixed, none = spurious)",
+		snap->ret_pf.source == RET_PF_FROM_BTF ? "BTF" : "the tracefs format");
+	if (snap->sample_every > 1)
 		fprintf(f,
 			"Latency: sampled, 1 fault in %u timed (histogram counts are of timed "
 			"faults; "
 			"counts and outcomes are of every fault)\n",
-			c->opts.sample_every);
+			snap->sample_every);
 }
 
 /* Probes that could not be had, one line per reason, naming each probe once. */
@@ -109,27 +106,28 @@ static void print_unavailable(FILE *f, const struct probe_status *const *p, size
 	free(done);
 }
 
-void render_unavailable(FILE *f, const struct render_opts *o)
+void render_unavailable(FILE *f, const struct snapshot *snap, const struct render_opts *o)
 {
-	const struct collector *c = o->c;
 	const struct probe_status *missing[COLLECTOR_MAX_PROBES + EXTRAS_MAX_PROBES];
 	size_t n = 0;
-	const char *sep = "", *why;
+	const char *sep = "";
 
-	for (size_t i = 0; i < c->n_probes; i++)
-		if (c->probes[i].kind == ATTACH_NONE && c->probes[i].wanted && !c->probes[i].group)
-			missing[n++] = &c->probes[i];
-	for (size_t i = 0; o->extras && i < o->extras->n_probes; i++)
-		if (o->extras->probes[i].kind == ATTACH_NONE)
-			missing[n++] = &o->extras->probes[i];
+	for (size_t i = 0; i < snap->n_probes && n < sizeof(missing) / sizeof(missing[0]); i++) {
+		const struct probe_status *p = &snap->probes[i];
+
+		/* the collector's tracepoints are all there or it failed; functions may not be */
+		if (p->kind == ATTACH_NONE &&
+		    (i >= snap->n_collector_probes || (p->wanted && !p->group)))
+			missing[n++] = p;
+	}
 	print_unavailable(f, missing, n);
 	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
-		if (!o->show[SECTION_HIST0 + h] || collector_hist_available(c, h, &why))
+		if (!o->show[SECTION_HIST0 + h] || snap->hist_available[h])
 			continue;
 		fprintf(f, "%s %s", *sep ? "," : "Cannot show:", kvmmmu_hist_names[h]);
 		sep = ",";
 	}
-	if (o->show[SECTION_MEMSLOT] && !collector_hist_available(c, KVMMMU_HIST_MEMSLOT, &why)) {
+	if (o->show[SECTION_MEMSLOT] && !snap->hist_available[KVMMMU_HIST_MEMSLOT]) {
 		fprintf(f, "%s memslot lookups per fault", *sep ? "," : "Cannot show:");
 		sep = ",";
 	}
@@ -163,7 +161,7 @@ static double pct(__u64 part, __u64 whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-static void render_outcomes(FILE *f, const struct figures *fg, const struct collector *c)
+static void render_outcomes(FILE *f, const struct figures *fg, const struct ret_pf_table *names)
 {
 	__u64 faults = fg->counters[KVMMMU_FAULTS];
 
@@ -171,13 +169,13 @@ static void render_outcomes(FILE *f, const struct figures *fg, const struct coll
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
 		char name[48];
 
-		if (!c->ret_pf.name[r])
+		if (!names->name[r])
 			continue;
 		/* CONTINUE and INVALID never leave the fault handler */
-		if (!fg->ret_pf[r] && (!strcmp(c->ret_pf.name[r], "continue") ||
-				       !strcmp(c->ret_pf.name[r], "invalid")))
+		if (!fg->ret_pf[r] &&
+		    (!strcmp(names->name[r], "continue") || !strcmp(names->name[r], "invalid")))
 			continue;
-		snprintf(name, sizeof(name), "ret_pf_%s", c->ret_pf.name[r]);
+		snprintf(name, sizeof(name), "ret_pf_%s", names->name[r]);
 		fprintf(f, "    %-24s %12llu %6.1f%%\n", name, (unsigned long long)fg->ret_pf[r],
 			pct(fg->ret_pf[r], faults));
 	}
@@ -275,20 +273,12 @@ void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
 		o->unit);
 }
 
-const struct vm_stats *render_kvm_stats(const struct render_opts *o, int pid)
-{
-	for (size_t i = 0; i < o->n_kvm; i++)
-		if (o->kvm[i].pid == pid)
-			return &o->kvm[i];
-	return NULL;
-}
-
 /*
  * KVM's own view of the same faults, to read next to kvmmmu's: over the same
  * interval, read a moment later (a running VM takes faults in between: the
  * line says how long; only --validate stops the VM for an exact window).
  */
-static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, const struct render_opts *o)
+static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, bool interval, double gap)
 {
 	static const char *const names[] = {"pf_taken",	  "pf_fixed", "pf_spurious",
 					    "pf_emulate", "pf_fast",  "pf_guest"};
@@ -297,11 +287,10 @@ static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, const struct
 	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++) {
 		uint64_t value;
 
-		int err = o->kvm_since_mark
-				  ? (vcpu < 0 ? vm_stats_sum_since_mark(v, names[i], &value)
-					      : vm_stats_get_since_mark(v, vcpu, names[i], &value))
-				  : (vcpu < 0 ? vm_stats_sum(v, names[i], &value)
-					      : vm_stats_get(v, vcpu, names[i], &value));
+		int err = interval ? (vcpu < 0 ? vm_stats_sum_since_mark(v, names[i], &value)
+					       : vm_stats_get_since_mark(v, vcpu, names[i], &value))
+				   : (vcpu < 0 ? vm_stats_sum(v, names[i], &value)
+					       : vm_stats_get(v, vcpu, names[i], &value));
 
 		if (err)
 			continue;
@@ -310,7 +299,7 @@ static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, const struct
 		any = true;
 	}
 	if (any)
-		fprintf(f, " (read %.1f ms after kvmmmu's)\n", o->kvm_read_gap * 1e3);
+		fprintf(f, " (read %.1f ms after kvmmmu's)\n", gap * 1e3);
 }
 
 /* The denominator for "share of fault time": whole faults, else walk-to-SPTE. */
@@ -382,13 +371,14 @@ static void render_mmu(FILE *f, const struct figures *fg)
 }
 
 /* The VM's memslot and dirty-log events, each with the faults since the one before. */
-static void render_timeline(FILE *f, const struct mmu_extras *x, int pid, size_t from)
+static void render_timeline(FILE *f, const struct snapshot *snap, int pid)
 {
+	size_t from = snap->timeline_new;
 	double first = 0;
 	bool any = false, header = false;
 
-	for (size_t i = 0; x && i < x->n_timeline; i++) {
-		const struct timeline_event *t = &x->timeline[i];
+	for (size_t i = 0; i < snap->n_timeline; i++) {
+		const struct timeline_event *t = &snap->timeline[i];
 		const struct kvmmmu_event *e = &t->ev;
 
 		if ((int)e->tgid != pid)
@@ -414,30 +404,27 @@ static void render_timeline(FILE *f, const struct mmu_extras *x, int pid, size_t
 	}
 }
 
-static void render_figures(FILE *f, const struct figures *fg, const struct render_opts *o,
-			   const struct vm_stats *kvm, int vcpu)
+static void render_figures(FILE *f, const struct figures *fg, const struct snapshot *snap,
+			   bool interval, const struct render_opts *o, const struct vm_stats *kvm,
+			   int vcpu)
 {
 	if (o->show[SECTION_OUTCOMES])
-		render_outcomes(f, fg, o->c);
+		render_outcomes(f, fg, &snap->ret_pf);
 	if (o->show[SECTION_PATHS])
 		render_paths(f, fg);
-	if (o->show[SECTION_MEMSLOT] &&
-	    collector_hist_available(o->c, KVMMMU_HIST_MEMSLOT, &(const char *){NULL}))
+	if (o->show[SECTION_MEMSLOT] && snap->hist_available[KVMMMU_HIST_MEMSLOT])
 		render_memslot(f, fg);
 	if (o->show[SECTION_EVENTS])
 		render_events(f, fg);
 	if (o->show[SECTION_KVM])
-		render_kvm(f, kvm, vcpu, o);
-	if (o->show[SECTION_LOCK] && o->extras && o->extras->lock_ok)
+		render_kvm(f, kvm, vcpu, interval, snap->kvm_read_gap);
+	if (o->show[SECTION_LOCK] && snap->lock_ok)
 		render_lock(f, fg, o);
-	if (o->show[SECTION_MMU] && o->extras && o->extras->events_ok)
+	if (o->show[SECTION_MMU] && snap->events_ok)
 		render_mmu(f, fg);
-	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
-		const char *why;
-
-		if (o->show[SECTION_HIST0 + h] && collector_hist_available(o->c, h, &why))
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		if (o->show[SECTION_HIST0 + h] && snap->hist_available[h])
 			render_hist(f, &fg->hist[h], kvmmmu_hist_names[h], o);
-	}
 }
 
 static bool idle(const struct figures *fg)
@@ -492,11 +479,11 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
  * (RET_PF_RETRY after an MMU-notifier race, a guest #PF under shadow paging)
  * from its page-fault exit. A backend that traces no exit (PVM) hides those.
  */
-static void render_blind_spot(FILE *f, const struct model *m, const struct render_opts *o)
+static void render_blind_spot(FILE *f, const struct model *m, const struct snapshot *snap)
 {
 	__u64 faults = 0, exits = 0;
 
-	if (o->c->func_mode)
+	if (snap->func_mode)
 		return;
 	for (size_t i = 0; i < m->n_vms; i++) {
 		faults += m->vms[i].total.counters[KVMMMU_FAULTS];
@@ -524,26 +511,34 @@ static bool thread_row_worth_showing(const struct figures *fg, const struct rend
 	       (o->show[SECTION_MMU] && mmu);
 }
 
-void render_text(FILE *f, const struct model *m, const struct render_opts *o)
+void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *prev,
+		 const struct render_opts *o)
 {
+	struct model delta = {};
+	const struct model *m = &cur->m;
+	bool interval = prev != NULL;
 	size_t shown = 0;
 
+	/* an interval's own figures; the whole run's if the difference cannot be had */
+	if (interval && !model_delta(&delta, &cur->m, &prev->m))
+		m = &delta;
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
+		const struct vm_stats *kvm = snapshot_kvm(cur, vm->pid);
 
 		if (o->hide_idle && idle(&vm->total))
 			continue;
 		shown++;
 		if (o->only_vcpu < 0) {
+			/* the name users know it by (its -name, ...), escaped: it may hold any byte
+			 */
 			char *name = vm_name_escape(vm->name ? vm->name : vm->comm);
 
-			/* the name users know it by (its -name, ...), escaped: any bytes may be in
-			 * it */
 			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, name ? name : vm->comm);
 			free(name);
-			render_figures(f, &vm->total, o, render_kvm_stats(o, vm->pid), -1);
+			render_figures(f, &vm->total, cur, interval, o, kvm, -1);
 			if (o->show[SECTION_TIMELINE])
-				render_timeline(f, o->extras, vm->pid, o->timeline_from);
+				render_timeline(f, cur, vm->pid);
 		}
 		if (!o->per_vcpu && o->only_vcpu < 0)
 			continue;
@@ -561,13 +556,13 @@ void render_text(FILE *f, const struct model *m, const struct render_opts *o)
 			else
 				fprintf(f, "\nVM pid %d thread %d (%s, vCPU unknown)\n", vm->pid,
 					row->tid, row->comm);
-			render_figures(f, &row->f, o,
-				       row->vcpu >= 0 ? render_kvm_stats(o, vm->pid) : NULL,
+			render_figures(f, &row->f, cur, interval, o, row->vcpu >= 0 ? kvm : NULL,
 				       row->vcpu);
 		}
 	}
 	if (!shown)
 		fprintf(f, "No KVM MMU faults seen.\n");
-	render_blind_spot(f, m, o);
+	render_blind_spot(f, m, cur);
 	render_health(f, &m->health);
+	model_free(&delta);
 }

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_SNAPSHOT_H
+#define KVMMMU_SNAPSHOT_H
+
+/*
+ * A snapshot: plain data, complete in itself, that renderers take and
+ * nothing else. The figures per VM and vCPU since tracing started, how they
+ * were had (probes, RET_PF_* names, what cannot be shown), KVM's own
+ * counters as read just after, the timeline, and what was lost.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "collector.h"
+#include "mmu_extras.h"
+#include "model.h"
+#include "vm_stats.h"
+
+struct snapshot {
+	double wall; /* when it was taken, seconds since the epoch */
+	struct model m;
+	/* how the figures were had */
+	bool func_mode; /* outcomes from function return values, not tracepoints */
+	struct ret_pf_table ret_pf;
+	bool hist_available[KVMMMU_N_HISTS];
+	const char *hist_why[KVMMMU_N_HISTS]; /* why not (static text) */
+	struct probe_status *probes;	      /* every object's */
+	size_t n_probes, n_collector_probes;  /* the collector's come first */
+	bool lock_ok, events_ok;	      /* the mmu_lock / lifecycle objects are there */
+	unsigned int sample_every;	      /* 1 fault in N timed; 1: every fault */
+	/* KVM's counters of the VMs seen (copies, no fds), read kvm_read_gap after kvmmmu's */
+	struct vm_stats *kvm;
+	size_t n_kvm;
+	double kvm_read_gap;
+	/* the timeline: every event so far; those from timeline_new on are new since the last
+	 * snapshot */
+	struct timeline_event *timeline;
+	size_t n_timeline, timeline_new;
+};
+
+/* KVM's counters of PID in SNAP, or NULL. */
+const struct vm_stats *snapshot_kvm(const struct snapshot *snap, int pid);
+void snapshot_free(struct snapshot *snap);
+
+#endif

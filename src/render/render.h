@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Renderers: the text report (tables, log2 histograms, percentiles) and CSV
+ * rows. They take snapshots (snapshot.h) and options, and nothing live.
+ */
+#ifndef KVMMMU_RENDER_H
+#define KVMMMU_RENDER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "csv.h"
+#include "model.h"
+#include "snapshot.h"
+
+enum section {
+	SECTION_OUTCOMES, /* faults and RET_PF_* */
+	SECTION_PATHS,
+	SECTION_MEMSLOT,
+	SECTION_EVENTS,	  /* raw tracepoint counts */
+	SECTION_KVM,	  /* KVM's own counters, through pidfd_getfd */
+	SECTION_LOCK,	  /* kvm->mmu_lock waits */
+	SECTION_MMU,	  /* shadow pages, splits, zaps, dirty-log calls */
+	SECTION_TIMELINE, /* memslot and dirty-log events, with the faults between them */
+	SECTION_HIST0,	  /* + enum kvmmmu_hist_id */
+	N_SECTIONS = SECTION_HIST0 + KVMMMU_N_HISTS,
+};
+
+struct render_opts {
+	bool show[N_SECTIONS];
+	bool per_vcpu;
+	int only_vcpu;	  /* -1: all */
+	bool hide_idle;	  /* leave out VMs with no event (interval reports) */
+	double unit_ns;	  /* 1, 1e3 or 1e6 */
+	const char *unit; /* "nsecs", "usecs", "msecs" */
+};
+
+/* Parses a --metric list into SHOW; returns -EINVAL with the bad name in *bad. */
+int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad);
+const char *section_name(int section);
+
+/* The lines that say what is attached and how. */
+void render_probe_header(FILE *f, const struct snapshot *snap);
+/* One compact block: what could not be attached (one line per reason) and what cannot be shown. */
+void render_unavailable(FILE *f, const struct snapshot *snap, const struct render_opts *o);
+/*
+ * The report of CUR: since PREV (its figures and KVM's, the interval), or
+ * the whole run when PREV is NULL. Timeline events: those new in CUR.
+ */
+void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *prev,
+		 const struct render_opts *o);
+/* Prints a histogram folded into log2 rows with count bars, then its percentiles. */
+void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
+		 const struct render_opts *o);
+
+/*
+ * CSV rows (source=bpf, and source=kvm_stats) of SNAP for every VM, vCPU and
+ * unattributed thread: cumulative, like counters; its new timeline events.
+ */
+int render_csv(struct csv_writer *w, const struct snapshot *snap);
+
+#endif

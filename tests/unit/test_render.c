@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The renderers are pure: a snapshot built here, with no session, no BPF
+ * and no /proc, renders to the text and CSV the commands print.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "render.h"
+
+/* One VM "web-1" (pid 42) with two vCPUs: FIXED faults and SPURIOUS ones, in SNAP. */
+static void build(struct snapshot *snap, unsigned int fixed, unsigned int spurious)
+{
+	struct vm_row *vm;
+
+	memset(snap, 0, sizeof(*snap));
+	snap->wall = 1796000000.5;
+	snap->ret_pf.source = RET_PF_FROM_BTF;
+	snap->ret_pf.name[5] = strdup("fixed");
+	snap->ret_pf.name[6] = strdup("spurious");
+	snap->hist_available[KVMMMU_HIST_WALK_TO_SPTE] = true;
+	snap->sample_every = 1;
+	vm = model_vm(&snap->m, 42);
+	assert_non_null(vm);
+	snprintf(vm->comm, sizeof(vm->comm), "qemu-system-x86");
+	vm->name = "web-1";
+	for (int v = 0; v < 2; v++) {
+		struct vcpu_row *row = model_row(vm, v, 100 + v);
+		struct figures f = {};
+
+		assert_non_null(row);
+		snprintf(row->comm, sizeof(row->comm), "CPU %d/KVM", v);
+		f.counters[KVMMMU_FAULTS] = fixed + spurious;
+		f.ret_pf[5] = fixed;
+		f.ret_pf[6] = spurious;
+		f.hist[KVMMMU_HIST_WALK_TO_SPTE].slots[10] = fixed;
+		f.hist[KVMMMU_HIST_WALK_TO_SPTE].count = fixed;
+		f.hist[KVMMMU_HIST_WALK_TO_SPTE].sum_ns = fixed * 1500ULL;
+		f.hist[KVMMMU_HIST_WALK_TO_SPTE].max_ns = 1800;
+		figures_add(&row->f, &f);
+		figures_add(&vm->total, &f);
+	}
+}
+
+static char *text_of(const struct snapshot *cur, const struct snapshot *prev,
+		     const struct render_opts *o)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	render_text(f, cur, prev, o);
+	fclose(f);
+	return buf;
+}
+
+static const struct render_opts opts = {
+	.show = {[SECTION_OUTCOMES] = true,
+		 [SECTION_TIMELINE] = true,
+		 [SECTION_HIST0 + KVMMMU_HIST_WALK_TO_SPTE] = true},
+	.per_vcpu = true,
+	.only_vcpu = -1,
+	.unit_ns = 1,
+	.unit = "nsecs",
+};
+
+static void text_whole_run(void **state)
+{
+	struct snapshot snap;
+	char *t;
+
+	(void)state;
+	build(&snap, 90, 10);
+	t = text_of(&snap, NULL, &opts);
+	assert_non_null(strstr(t, "\nVM pid 42 (web-1)\n"));
+	assert_non_null(strstr(t, "    faults                            200\n"));
+	assert_non_null(strstr(t, "    ret_pf_fixed                      180   90.0%\n"));
+	assert_non_null(strstr(t, "\nVM pid 42 vCPU 1 (CPU 1/KVM)\n"));
+	assert_non_null(strstr(t, "walk_to_spte_ns: 90 samples"));
+	free(t);
+	snapshot_free(&snap);
+}
+
+/* An interval: the difference of two snapshots, and only the new timeline events. */
+static void text_interval(void **state)
+{
+	struct snapshot prev, cur;
+	char *t;
+
+	(void)state;
+	build(&prev, 90, 10);
+	build(&cur, 100, 15);
+	cur.timeline = calloc(2, sizeof(*cur.timeline));
+	assert_non_null(cur.timeline);
+	cur.n_timeline = 2;
+	cur.timeline_new = 1; /* the first was in an earlier report */
+	for (int i = 0; i < 2; i++) {
+		cur.timeline[i].ev.tgid = 42;
+		cur.timeline[i].ev.kind = i ? KVMMMU_EV_DIRTY_LOG_ON : KVMMMU_EV_MEMSLOT_CREATE;
+		cur.timeline[i].wall = 1796000000.0 + i;
+		cur.timeline[i].faults_between = 7;
+	}
+	t = text_of(&cur, &prev, &opts);
+	assert_non_null(
+		strstr(t, "    faults                             30\n")); /* 2 x (10 + 5) */
+	assert_non_null(strstr(t, "timeline (new events):\n"));
+	assert_non_null(strstr(t, "dirty_log_on"));
+	assert_null(strstr(t, "memslot_create"));
+	free(t);
+	snapshot_free(&prev);
+	snapshot_free(&cur);
+}
+
+static void csv_rows(void **state)
+{
+	struct snapshot snap;
+	struct csv_writer w;
+	struct csv_table t;
+	char err[256], path[] = "/tmp/test_render.XXXXXX";
+	int fd = mkstemp(path), found = 0;
+
+	(void)state;
+	assert_true(fd >= 0);
+	build(&snap, 3, 1);
+	assert_int_equal(csv_writer_start(&w, fd, NULL), 0);
+	assert_int_equal(render_csv(&w, &snap), 0);
+	assert_int_equal(csv_writer_close(&w), 0);
+	close(fd);
+	assert_int_equal(csv_read_file(path, &t, err, sizeof(err)), 0);
+	unlink(path);
+	for (size_t i = 0; i < t.n_rows; i++) {
+		const struct csv_record *r = &t.rows[i];
+
+		if (r->pid == 42) {
+			assert_string_equal(r->vm, "web-1");
+			assert_true(r->ts == 1796000000.5);
+		} else {
+			assert_null(r->vm); /* kvmmmu's own rows */
+		}
+		if (r->pid == 42 && r->vcpu == 1 && !strcmp(r->metric, "ret_pf_spurious")) {
+			assert_true(r->u64 == 1);
+			found++;
+		}
+		if (r->pid == 42 && r->vcpu == CSV_NO_VCPU && !strcmp(r->metric, "faults")) {
+			assert_true(r->u64 == 8);
+			found++;
+		}
+	}
+	assert_int_equal(found, 2);
+	csv_table_free(&t);
+	snapshot_free(&snap);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(text_whole_run),
+		cmocka_unit_test(text_interval),
+		cmocka_unit_test(csv_rows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
