@@ -37,7 +37,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-APPS := kvmmmu-load kvmmmu-hist kvmmmu-check
+APPS := kvmmmu-load kvmmmu-hist kvmmmu-check kvmmmu-top
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/skel/%.skel.h,$(BPF_SRCS))
@@ -64,6 +64,10 @@ $(OUTPUT)/kvmmmu-load: $(call app_objs,load) $(LIB_OBJS)
 $(OUTPUT)/kvmmmu-hist: $(call app_objs,hist) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/kvmmmu-top: $(call app_objs,top) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lncursesw -ltinfo -o $@
 
 $(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)

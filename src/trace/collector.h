@@ -178,6 +178,8 @@ int probe_mode_parse(const char *s, enum probe_mode *mode);
 bool collector_hist_available(const struct collector *c, int hist, const char **why);
 /* Attaches BP of any object: kprobes through the collector's tracefs events (kprobes.h). */
 struct bpf_link *collector_attach_program(struct collector *c, struct bpf_program *bp);
+/* Whether PID was seen and has exited since. */
+bool collector_process_gone(const struct collector *c, int pid);
 /* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */
 const char *collector_vm_name(const struct collector *c, int pid);
 const struct probe_status *collector_probe(const struct collector *c, const char *name);

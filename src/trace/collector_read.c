@@ -27,6 +27,7 @@ void collector_add_figures(struct collector *c, struct model *m,
 		snprintf(vm->comm, sizeof(vm->comm), "%.15s", id->process);
 	if (!vm->name)
 		vm->name = collector_vm_name(c, tgid);
+	vm->gone = collector_process_gone(c, tgid);
 	if (c->opts.attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
 		vcpu = id->vcpu_id;
 	else

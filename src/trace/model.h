@@ -54,6 +54,7 @@ struct vm_row {
 	int pid;
 	char comm[16];
 	const char *name; /* the VM's name (owned by the collector), NULL: unknown */
+	bool gone;	  /* the VMM has exited: these are its last figures */
 	struct figures total;
 	struct vcpu_row *rows; /* sorted: vCPUs by id, then threads by tid */
 	size_t n_rows, cap_rows;

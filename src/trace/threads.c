@@ -261,6 +261,13 @@ void collector_tick(struct collector *c)
 	}
 }
 
+bool collector_process_gone(const struct collector *c, int pid)
+{
+	const struct thread_name *n = find_name(c, pid, 0);
+
+	return n && n->gone;
+}
+
 const char *collector_vm_name(const struct collector *c, int pid)
 {
 	const struct thread_name *n = find_name(c, pid, 0);

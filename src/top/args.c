@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "cli.h"
+#include "log.h"
+#include "parse.h"
+#include "sysinfo.h"
+
+enum {
+	OPT_CSV = 1000,
+	OPT_PROBE_MODE,
+	OPT_SINCE_START,
+	OPT_PER_VCPU,
+	OPT_SAMPLE,
+};
+
+const char *argp_program_version = "kvmmmu-top " KVMMMU_VERSION;
+
+static const char doc[] =
+	"A live view of KVM MMU faults per VM and per vCPU: rates, outcomes (RET_PF_*), "
+	"paths, latency, mmu_lock waits.\n"
+	"\n"
+	"USAGE: kvmmmu-top [-p PID|NAME]... [-d SECS] [-s KEY] [-b [-n COUNT] [--per-vcpu]] "
+	"[--since-start] [--csv FILE]\n"
+	"\v"
+	"KEYS: Enter a VM's vCPUs, Esc back; Up/Down select; < > sort column, i invert; "
+	"t interval or since-start values, r reset since-start; s refresh delay; "
+	"space or z pause; h or ? help; q, Esc (top level) or Ctrl-C quit.\n"
+	"SORT KEYS (-s): faults, name, pid, p99, lock.\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    kvmmmu-top                       # every VM, refreshed every second\n"
+	"    kvmmmu-top -p web-1 -d 0.5       # VMs named web-1 (QEMU -name), twice a second\n"
+	"    kvmmmu-top -b -n 5 --per-vcpu    # five plain frames, for logs and grep\n"
+	"    kvmmmu-top -b -n 10 --csv top.csv\n";
+
+static const struct argp_option options[] = {
+	{"pid", 'p', "PID|NAME", 0,
+	 "Show this VM (PID, or a name matching its process or VM name); repeatable", 0},
+	{"delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0},
+	{"sort", 's', "KEY", 0, "Sort by KEY (see SORT KEYS; default faults)", 0},
+	{"batch", 'b', NULL, 0, "Plain text frames on stdout, no screen (also when not a tty)", 0},
+	{"frames", 'n', "COUNT", 0, "Stop after COUNT frames", 0},
+	{"since-start", OPT_SINCE_START, NULL, 0, "Counts since the start instead of rates", 0},
+	{"per-vcpu", OPT_PER_VCPU, NULL, 0, "Batch mode: each VM's vCPU rows under it", 0},
+	{"csv", OPT_CSV, "FILE", 0, "Also write kvmmmu CSV (as kvmmmu-hist) at each refresh", 0},
+	{"probe-mode", OPT_PROBE_MODE, "MODE", 0, "auto (default), fentry, kprobe or tracepoint",
+	 0},
+	{"sample", OPT_SAMPLE, "N", 0, "Time 1 fault in N (every fault is still counted)", 0},
+	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
+	{},
+};
+
+#define usage_error(fmt, ...)                                                                      \
+	do {                                                                                       \
+		elog(fmt, ##__VA_ARGS__);                                                          \
+		exit(EXIT_USAGE);                                                                  \
+	} while (0)
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct top_env *env = state->input;
+	uint64_t v;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		cli_key_init(state);
+		break;
+	case 'p':
+		if (env->n_specs == TOP_MAX_SPECS)
+			usage_error("too many -p options (at most %d)", TOP_MAX_SPECS);
+		if (!*arg)
+			usage_error("-p '': an empty name would match every process");
+		if (proc_spec_init(&env->specs[env->n_specs], arg))
+			usage_error("-p '%s': not a PID nor a valid name pattern", arg);
+		env->n_specs++;
+		break;
+	case 'd':
+		if (parse_seconds(arg, &env->delay) || env->delay < 0.1 || env->delay > 3600)
+			usage_error("-d '%s': expected seconds from 0.1 to 3600", arg);
+		break;
+	case 's':
+		if (top_sort_parse(arg, &env->sort))
+			usage_error("-s '%s': expected faults, name, pid, p99 or lock", arg);
+		break;
+	case 'b':
+		env->batch = true;
+		break;
+	case 'n':
+		if (parse_u64_range(arg, 1, 1000000000, &v))
+			usage_error("-n '%s': expected a positive number of frames", arg);
+		env->count = (long)v;
+		break;
+	case OPT_SINCE_START:
+		env->since_start = true;
+		break;
+	case OPT_PER_VCPU:
+		env->per_vcpu = true;
+		break;
+	case OPT_CSV:
+		env->csv_path = arg;
+		break;
+	case OPT_PROBE_MODE:
+		if (probe_mode_parse(arg, &env->mode))
+			usage_error(
+				"--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
+				arg);
+		break;
+	case OPT_SAMPLE:
+		if (parse_u64_range(arg, 1, 1 << 20, &v))
+			usage_error("--sample '%s': expected a number from 1 to %d", arg, 1 << 20);
+		env->sample_every = (unsigned int)v;
+		break;
+	case 'v':
+		env->verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		usage_error("unexpected argument '%s' (see --help)", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int top_parse_args(int argc, char **argv, struct top_env *env)
+{
+	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
+
+	env->delay = 1;
+	env->sort = SORT_FAULTS;
+	env->command_line = sysinfo_join_argv(argc, argv);
+	cli_parse(&argp, argc, argv, 0, env);
+	if (!isatty(STDOUT_FILENO))
+		env->batch = true; /* a pipe or a file wants plain frames */
+	if (env->per_vcpu && !env->batch)
+		usage_error("--per-vcpu is for batch mode (-b): on the screen, Enter on a VM");
+	return 0;
+}

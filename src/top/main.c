@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvmmmu-top: a live view of KVM MMU faults per VM and vCPU. One session
+ * (src/core), a snapshot per refresh, a table of two snapshots
+ * (table.c), drawn on the screen (screen.c) or as plain frames (batch).
+ */
+#include <errno.h>
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "args.h"
+#include "log.h"
+#include "screen.h"
+#include "session.h"
+#include "sysinfo.h"
+#include "top.h"
+
+const char *log_prog = "kvmmmu-top";
+bool log_verbose;
+
+#define TICK_MS 50	  /* keys are read this often: never only once per refresh */
+#define GONE_FRAMES 3	  /* an exited VM stays this many refreshes, marked */
+#define FIRST_FRAME_S 0.2 /* the first frame this soon after attaching */
+
+static volatile sig_atomic_t quit_signal;
+
+static void on_signal(int sig)
+{
+	quit_signal = sig;
+}
+
+static void handle_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Exited VMs: kept GONE_FRAMES refreshes after the one that first saw them gone. */
+static void drop_gone(struct top *t)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < t->table.n; i++) {
+		struct top_row *r = &t->table.rows[i];
+		size_t k;
+
+		if (!r->gone) {
+			t->table.rows[kept++] = *r;
+			continue;
+		}
+		for (k = 0; k < t->n_gone && t->gone[k].pid != r->pid; k++)
+			;
+		if (k == t->n_gone && t->n_gone < TOP_MAX_GONE) {
+			t->gone[k].pid = r->pid;
+			t->gone[k].frame = t->frames;
+			t->n_gone++;
+		}
+		if (k < t->n_gone && t->frames - t->gone[k].frame >= GONE_FRAMES)
+			continue;
+		t->table.rows[kept++] = *r;
+	}
+	t->table.n = kept;
+}
+
+int top_refresh(struct top *t)
+{
+	struct snapshot cur;
+	const struct snapshot *ref;
+	double dt;
+	int err;
+
+	err = session_snapshot(&t->s, &cur, false);
+	if (err)
+		return err;
+	if (t->since_start) { /* counts since the start, or since 'r' */
+		ref = t->have_base ? &t->base : NULL;
+		dt = cur.wall - (t->have_base ? t->base.wall : t->start_wall);
+	} else {
+		ref = t->have_prev ? &t->prev : NULL;
+		dt = cur.wall - (t->have_prev ? t->prev.wall : t->start_wall);
+	}
+	err = top_table_build(&t->table, &cur, ref, dt, t->since_start, t->vm_pid);
+	if (!err) {
+		top_table_sort(&t->table, t->sort, t->invert);
+		drop_gone(t);
+		t->frames++;
+	}
+	if (!err && t->csv_open) {
+		err = render_csv(&t->csv, &cur);
+		if (!err)
+			err = csv_writer_flush(&t->csv);
+		if (err)
+			elog("cannot write '%s': %s", t->env.csv_path, strerror(-err));
+	}
+	/* the old one stays until the next refresh: the vCPU tables of this frame need it */
+	if (t->have_older)
+		snapshot_free(&t->older);
+	t->older = t->prev;
+	t->have_older = t->have_prev;
+	t->prev = cur;
+	t->have_prev = true;
+	return err;
+}
+
+const struct snapshot *top_ref(const struct top *t, double *dt)
+{
+	const struct snapshot *ref;
+
+	if (t->since_start)
+		ref = t->have_base ? &t->base : NULL;
+	else
+		ref = t->have_older ? &t->older : NULL;
+	*dt = t->prev.wall - (ref ? ref->wall : t->start_wall);
+	return ref;
+}
+
+void top_reset(struct top *t)
+{
+	if (t->have_base)
+		snapshot_free(&t->base);
+	t->have_base = !session_snapshot(&t->s, &t->base, false);
+}
+
+/* One plain frame: a timestamped header, the table, each VM's vCPUs under it with --per-vcpu. */
+static void print_frame(struct top *t)
+{
+	char when[16];
+	time_t now = time(NULL);
+	struct tm tm;
+
+	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&now, &tm));
+	printf("%s kvmmmu-top: %zu VM%s, %s (* exited)%s\n", when, t->table.n,
+	       t->table.n == 1 ? "" : "s", t->since_start ? "counts since start" : "per second",
+	       t->table.latency ? "" : "; no latency figures (see kvmmmu-check)");
+	if (!t->env.per_vcpu) {
+		top_print_table(stdout, &t->table);
+	} else {
+		struct top_table vcpus = {};
+
+		top_print_table(stdout, &t->table);
+		for (size_t i = 0; i < t->table.n; i++) {
+			double dt;
+			const struct snapshot *ref = top_ref(t, &dt);
+			int pid = t->table.rows[i].pid;
+
+			if (top_table_build(&vcpus, &t->prev, ref, dt, t->since_start, pid))
+				continue;
+			printf("  vCPUs of %s (pid %d):\n", t->table.rows[i].name, pid);
+			top_print_table(stdout, &vcpus);
+		}
+		top_table_free(&vcpus);
+	}
+	fflush(stdout);
+}
+
+static int run_batch(struct top *t)
+{
+	double next = sysinfo_monotonic() + FIRST_FRAME_S;
+	int err = 0;
+
+	while (!quit_signal) {
+		session_wait(&t->s, TICK_MS * 2);
+		if (sysinfo_monotonic() < next)
+			continue;
+		err = top_refresh(t);
+		if (err)
+			break;
+		print_frame(t);
+		if (ferror(stdout))
+			break; /* | head: nobody reads any more */
+		if (t->env.count && (long)t->frames >= t->env.count)
+			break;
+		next += t->frames == 1 ? t->env.delay - FIRST_FRAME_S : t->env.delay;
+	}
+	return err;
+}
+
+static int run_screen(struct top *t)
+{
+	double next = sysinfo_monotonic() + FIRST_FRAME_S;
+	int err = screen_open(t);
+
+	if (err)
+		return err;
+	while (!quit_signal && !t->quit) {
+		bool redraw = screen_keys(t);
+
+		if (!t->paused && sysinfo_monotonic() >= next) {
+			err = top_refresh(t);
+			if (err)
+				break;
+			redraw = true;
+			next = sysinfo_monotonic() + t->delay;
+			if (t->env.count && (long)t->frames >= t->env.count)
+				t->quit = true;
+		}
+		if (redraw)
+			screen_draw(t);
+		session_wait(&t->s, TICK_MS);
+	}
+	screen_close(t);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	static struct top t;
+	struct session_opts sopts;
+	int err;
+
+	top_parse_args(argc, argv, &t.env);
+	log_verbose = t.env.verbose;
+	libbpf_set_print(log_libbpf);
+	handle_signals();
+	t.sort = t.env.sort;
+	t.since_start = t.env.since_start;
+	t.delay = t.env.delay;
+	sopts = (struct session_opts){
+		.mode = t.env.mode,
+		.attribution = ATTRIBUTE_AUTO,
+		.sample_every = t.env.sample_every,
+		.lock = true,
+		.events = true,
+		.kvm_stats = false,
+		.specs = t.env.specs,
+		.n_specs = t.env.n_specs,
+		.wait = true, /* VMs that start while it runs appear */
+	};
+	if (t.env.csv_path) {
+		const struct csv_meta meta = {.tool = "kvmmmu-top",
+					      .command_line = t.env.command_line};
+
+		err = csv_writer_open(&t.csv, t.env.csv_path, &meta);
+		if (err) {
+			elog("cannot write '%s': %s", t.env.csv_path, strerror(-err));
+			return 1;
+		}
+		t.csv_open = true;
+	}
+	if (geteuid() != 0)
+		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
+	err = session_open(&t.s, &sopts);
+	if (!err) {
+		t.start_wall = sysinfo_now();
+		err = session_facts(&t.s, &t.facts);
+	}
+	if (!err)
+		err = t.env.batch ? run_batch(&t) : run_screen(&t);
+	if (t.have_prev)
+		snapshot_free(&t.prev);
+	if (t.have_older)
+		snapshot_free(&t.older);
+	if (t.have_base)
+		snapshot_free(&t.base);
+	snapshot_free(&t.facts);
+	top_table_free(&t.table);
+	session_close(&t.s);
+	if (t.csv_open && csv_writer_close(&t.csv) && !err) {
+		elog("cannot write '%s': %s", t.env.csv_path, strerror(EIO));
+		err = -EIO;
+	}
+	for (int i = 0; i < t.env.n_specs; i++)
+		proc_spec_free(&t.env.specs[i]);
+	free(t.env.command_line);
+	return err ? 1 : 0;
+}

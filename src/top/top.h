@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_TOP_H
+#define KVMMMU_TOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "args.h"
+#include "csv.h"
+#include "render.h"
+#include "session.h"
+#include "table.h"
+
+#define TOP_MAX_GONE 1024
+
+/* kvmmmu-top's state: the session, the last snapshots, what the user chose. */
+struct top {
+	struct top_env env;
+	struct session s;
+	struct snapshot facts; /* how figures are had: for the header */
+	struct snapshot prev;  /* the last refresh's */
+	bool have_prev;
+	struct snapshot older; /* the one before: the interval's start */
+	bool have_older;
+	struct snapshot base; /* 'r': since-start values count from here */
+	bool have_base;
+	double start_wall;
+	struct top_table table;
+	size_t frames;
+	/* exited VMs and the refresh that first saw them gone */
+	struct {
+		int pid;
+		size_t frame;
+	} gone[TOP_MAX_GONE];
+	size_t n_gone;
+	/* the user's choices */
+	enum top_sort sort;
+	bool invert, since_start, paused, quit, help;
+	double delay;
+	int vm_pid;	 /* > 0: showing this VM's vCPUs */
+	size_t selected; /* the highlighted row */
+	struct csv_writer csv;
+	bool csv_open;
+};
+
+/* A new snapshot, and the table against the last one (or the start, or the reset). */
+int top_refresh(struct top *t);
+/* The snapshot the shown values count from (NULL: the start), and the seconds since it. */
+const struct snapshot *top_ref(const struct top *t, double *dt);
+/* 'r': since-start values count from now. */
+void top_reset(struct top *t);
+
+#endif

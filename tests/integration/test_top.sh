@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# kvmmmu-top against KVM's own counters, and as a user meets it: batch frames
+# parsed, the real screen driven in tmux (keys, drill-down, a narrow
+# terminal), and the terminal as it was after q and after SIGTERM.
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(need_kvm); then
+	skip top/all "$why"
+	exit 0
+fi
+TOP=$BUILD/kvmmmu-top
+LOAD=$BUILD/kvmmmu-load
+
+# row FILE NAME COLUMN: the last value of COLUMN (1-based) in rows starting with NAME
+row() { awk -v n="$2" -v c="$3" '$1 == n || $1 == n "*" { v = $c } END { print v }' "$1"; }
+
+# --- batch: since-start counts per VM and per vCPU equal KVM's pf_taken, exactly
+"$TOP" -b --since-start --per-vcpu -d 0.5 -p 'top-web|top-db' >"$TMP/b.out" 2>"$TMP/b.err" &
+tp=$!
+for i in $(seq 100); do grep -q 'kvmmmu-top:' "$TMP/b.out" && break; sleep 0.05; done
+check top/batch-first-frame "no frame within 5 s: $(head -c 300 "$TMP/b.err")" grep -q 'kvmmmu-top:' "$TMP/b.out"
+"$LOAD" --name top-web --vcpus 2 --mem 16M --dirty-log 1 --csv "$TMP/web.csv" >/dev/null 2>&1 &
+l1=$!
+"$LOAD" --name top-db --vcpus 3 --mem 8M --csv "$TMP/db.csv" >/dev/null 2>&1
+wait $l1
+sleep 1.2 # two more frames: the VMs' last figures, marked as exited
+kill -INT $tp
+wait $tp
+rc=$?
+check top/batch-exit-0 "exit $rc: $(tail -2 "$TMP/b.err")" test $rc = 0
+for vm in web:2 db:3; do
+	name=top-${vm%:*} n=${vm#*:} sum=0
+	csv=$TMP/${vm%:*}.csv
+	for ((v = 0; v < n; v++)); do
+		k=$(csv_value "$csv" kvm_stats pf_taken $v)
+		sum=$((sum + k))
+		# vCPU rows follow "vCPUs of NAME": the last one of vCPU v
+		b=$(awk -v n="$name" -v v=$v '/^  vCPUs of / { inside = index($0, "vCPUs of " n " ") > 0 }
+			inside && $1 == "CPU" && $4 == v { x = $5 } END { print x }' "$TMP/b.out")
+		check "top/batch-$name-vcpu$v-faults" "kvmmmu-top $b, KVM pf_taken $k" test "$b" = "$k"
+	done
+	b=$(row "$TMP/b.out" "$name" 4)
+	check "top/batch-$name-faults" "kvmmmu-top $b, KVM pf_taken (all vCPUs) $sum" test "$b" = "$sum"
+	b=$(row "$TMP/b.out" "$name" 3)
+	check "top/batch-$name-vcpus" "VCPU column $b, want $n" test "$b" = "$n"
+done
+check top/batch-exited-marked "no exited VM in a frame" grep -q '^top-web\*' "$TMP/b.out"
+
+# --- the screen, in tmux: a VM's row, drill-down, sort, pause, help, quit
+if ! command -v tmux >/dev/null; then
+	skip top/screen "no tmux (make deps installs it)"
+	exit 0
+fi
+tmux kill-session -t kvmmmu-top 2>/dev/null
+tmux new-session -d -s kvmmmu-top -x 150 -y 30 "bash --norc"
+sh_run() { tmux send-keys -t kvmmmu-top "$1" Enter; }
+screen() { tmux capture-pane -p -t kvmmmu-top; }
+# wait_screen PATTERN: up to 5 s for PATTERN on the screen
+wait_screen() {
+	local i
+	for i in $(seq 50); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
+	return 1
+}
+"$LOAD" --name top-tui --vcpus 2 --mem 16M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
+l1=$!
+sh_run "stty -a > $TMP/stty.before; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui.rc; stty -a > $TMP/stty.after; echo TOP-DONE"
+check top/screen-vm-row "$(screen | head -8)" wait_screen '^top-tui  '
+check top/screen-header "$(screen | head -3)" wait_screen 'sort: faults'
+tmux send-keys -t kvmmmu-top Enter
+check top/screen-drill-down "$(screen | head -8)" wait_screen '^CPU 1/KVM'
+tmux send-keys -t kvmmmu-top Escape
+check top/screen-back "$(screen | head -8)" wait_screen '^top-tui  '
+tmux send-keys -t kvmmmu-top '>'
+check top/screen-sort-key "$(screen | head -3)" wait_screen 'sort: name'
+tmux send-keys -t kvmmmu-top ' '
+check top/screen-pause "$(screen | head -2)" wait_screen 'PAUSED'
+tmux send-keys -t kvmmmu-top ' '
+tmux send-keys -t kvmmmu-top t
+check top/screen-since-start "$(screen | head -6)" wait_screen 'counts since start'
+tmux send-keys -t kvmmmu-top h
+check top/screen-help "$(screen | head -4)" wait_screen 'kvmmmu-top keys'
+tmux send-keys -t kvmmmu-top x q
+check top/screen-quit "$(screen | tail -5)" wait_screen '^TOP-DONE'
+check top/screen-quit-exit-0 "$(cat "$TMP/tui.rc" 2>/dev/null)" grep -qx rc=0 "$TMP/tui.rc"
+check top/screen-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after")" \
+	cmp -s "$TMP/stty.before" "$TMP/stty.after"
+# SIGTERM while drawing: the terminal comes back all the same
+sh_run "clear; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui2.rc; stty -a > $TMP/stty.after2; echo TOP-TERM-DONE"
+wait_screen '^top-tui  '
+pkill -TERM -f "^$TOP -p top-tui -d 0.5"
+check top/sigterm-ends "$(screen | tail -3)" wait_screen '^TOP-TERM-DONE'
+check top/sigterm-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after2")" \
+	cmp -s "$TMP/stty.before" "$TMP/stty.after2"
+# a terminal too small for the table: one line that says so
+tmux resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 40 -y 6
+sh_run "clear; $TOP -p top-tui -d 0.5"
+check top/screen-too-small "$(screen)" wait_screen 'the terminal is 40x6'
+tmux send-keys -t kvmmmu-top q
+tmux kill-session -t kvmmmu-top
+kill $l1 2>/dev/null
+wait $l1 2>/dev/null
+
+# --- bad input: one line on stderr, exit 2
+bad() {
+	local name=$1
+	shift
+	"$TOP" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	local rc=$? lines
+	lines=$(wc -l <"$TMP/bad.err")
+	if [ $rc = 2 ] && [ "$lines" = 1 ] && grep -q '^kvmmmu-top: ' "$TMP/bad.err"; then
+		pass "top/bad-$name"
+	else
+		fail "top/bad-$name" "exit $rc, $lines lines: $(head -c 200 "$TMP/bad.err")"
+	fi
+}
+bad delay-zero -d 0
+bad delay-text -d soon
+bad sort-key -s bogus
+bad frames-zero -b -n 0
+bad extra-argument extra
+bad empty-name -p ''
+exit 0
