@@ -21,5 +21,8 @@ void snapshot_free(struct snapshot *snap)
 		vm_stats_close(&snap->kvm[i]);
 	free(snap->kvm);
 	free(snap->timeline);
+	for (size_t i = 0; i < snap->n_names; i++)
+		free(snap->names[i]);
+	free(snap->names);
 	memset(snap, 0, sizeof(*snap));
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "collector.h"
+#include "csv.h"
 #include "mmu_extras.h"
 #include "model.h"
 #include "vm_stats.h"
@@ -36,10 +37,20 @@ struct snapshot {
 	 * snapshot */
 	struct timeline_event *timeline;
 	size_t n_timeline, timeline_new;
+	/* a snapshot read from CSV: the VM names its rows point at */
+	char **names;
+	size_t n_names;
 };
 
 /* KVM's counters of PID in SNAP, or NULL. */
 const struct vm_stats *snapshot_kvm(const struct snapshot *snap, int pid);
 void snapshot_free(struct snapshot *snap);
+/*
+ * The figures of a kvmmmu CSV file (csv.h), as a snapshot: every VM's and
+ * vCPU's last values (rows are cumulative), RET_PF_* names as written, the
+ * histograms rebuilt from their buckets, what was lost. KVM's and
+ * kvmmmu-load's own rows stay in the table. 0, or -ENOMEM.
+ */
+int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap);
 
 #endif

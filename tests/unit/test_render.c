@@ -160,12 +160,103 @@ static void csv_rows(void **state)
 	snapshot_free(&snap);
 }
 
+static void same_figures(const struct figures *a, const struct figures *b,
+			 const struct snapshot *sa, const struct snapshot *sb)
+{
+	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
+		assert_true(a->counters[i] == b->counters[i]);
+	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
+		int k;
+
+		if (!sa->ret_pf.name[r])
+			continue;
+		for (k = 0; k < KVMMMU_RET_PF_SLOTS; k++)
+			if (sb->ret_pf.name[k] && !strcmp(sb->ret_pf.name[k], sa->ret_pf.name[r]))
+				break;
+		assert_true(k < KVMMMU_RET_PF_SLOTS);
+		assert_true(a->ret_pf[r] == b->ret_pf[k]);
+	}
+	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
+		if (!sa->hist_available[h])
+			continue;
+		assert_memory_equal(&a->hist[h], &b->hist[h], sizeof(a->hist[h]));
+	}
+	for (int m = 0; m < KVMMMU_LOCK_MODES; m++) {
+		assert_memory_equal(&a->lock_wait[m], &b->lock_wait[m], sizeof(a->lock_wait[m]));
+		assert_true(a->lock_other_waits[m] == b->lock_other_waits[m]);
+	}
+	assert_memory_equal(a->mmu, b->mmu, sizeof(a->mmu));
+	assert_memory_equal(a->mmu_ns, b->mmu_ns, sizeof(a->mmu_ns));
+}
+
+/* What render_csv() writes, snapshot_from_csv() reads back: the compare command's input. */
+static void csv_round_trip(void **state)
+{
+	struct snapshot snap, back;
+	struct csv_writer w;
+	struct csv_table t;
+	char err[256], path[] = "/tmp/test_render.XXXXXX";
+	int fd = mkstemp(path);
+	struct vm_row *vm;
+
+	(void)state;
+	assert_true(fd >= 0);
+	build(&snap, 1000, 7);
+	snap.lock_ok = snap.events_ok = true;
+	snap.sample_every = 4;
+	snap.m.health.drops = 3;
+	vm = &snap.m.vms[0];
+	for (size_t k = 0; k < vm->n_rows; k++) {
+		struct figures *f = &vm->rows[k].f;
+
+		/* a bucket in the middle, one at the top (above every le bound), and waits */
+		f->hist[KVMMMU_HIST_WALK_TO_SPTE].slots[KVMMMU_HIST_BUCKETS - 1] = 2;
+		f->hist[KVMMMU_HIST_WALK_TO_SPTE].count += 2;
+		f->lock_wait[KVMMMU_LOCK_WRITE].slots[20] = 5;
+		f->lock_wait[KVMMMU_LOCK_WRITE].count = 5;
+		f->lock_wait[KVMMMU_LOCK_WRITE].sum_ns = 12345;
+		f->lock_wait[KVMMMU_LOCK_WRITE].max_ns = 4000;
+		f->lock_other_waits[KVMMMU_LOCK_READ] = 9;
+		f->mmu[KVMMMU_SHADOW_PAGES_ZAPPED] = 11;
+		f->mmu_ns[DIRTY_LOG_GET_NS] = 777;
+	}
+	memset(&vm->total, 0, sizeof(vm->total));
+	for (size_t k = 0; k < vm->n_rows; k++)
+		figures_add(&vm->total, &vm->rows[k].f);
+	assert_int_equal(csv_writer_start(&w, fd, NULL), 0);
+	assert_int_equal(render_csv(&w, &snap), 0);
+	assert_int_equal(csv_writer_close(&w), 0);
+	close(fd);
+	assert_int_equal(csv_read_file(path, &t, err, sizeof(err)), 0);
+	unlink(path);
+	assert_int_equal(snapshot_from_csv(&t, &back), 0);
+	csv_table_free(&t);
+	assert_int_equal(back.m.n_vms, 1);
+	assert_string_equal(back.m.vms[0].name, "web-1");
+	assert_int_equal(back.m.vms[0].n_rows, 2);
+	assert_true(back.hist_available[KVMMMU_HIST_WALK_TO_SPTE]);
+	assert_false(back.hist_available[KVMMMU_HIST_FAULT]);
+	assert_true(back.lock_ok && back.events_ok);
+	assert_int_equal(back.sample_every, 4);
+	assert_true(back.m.health.drops == 3);
+	assert_true(back.wall == snap.wall);
+	same_figures(&vm->total, &back.m.vms[0].total, &snap, &back);
+	for (size_t k = 0; k < 2; k++) {
+		assert_int_equal(back.m.vms[0].rows[k].vcpu, vm->rows[k].vcpu);
+		assert_string_equal(back.m.vms[0].rows[k].comm, vm->rows[k].comm);
+		same_figures(&vm->rows[k].f, &back.m.vms[0].rows[k].f, &snap, &back);
+	}
+	snapshot_free(&back);
+	snapshot_free(&snap);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(text_whole_run),
 		cmocka_unit_test(text_interval),
 		cmocka_unit_test(csv_rows),
+		cmocka_unit_test(csv_round_trip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A snapshot from a kvmmmu CSV file (v1 or v2, of any command): the last
+ * value of every figure, as the renderers and the compare command use it.
+ * The CSV rows are cumulative, so the last report of a run holds the run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+#include "array.h"
+
+/* Names the VM rows point at: kept with the snapshot's model. */
+struct loader {
+	struct snapshot *snap;
+	char **names;
+	size_t n_names, cap_names;
+};
+
+static const char *keep_name(struct loader *l, const char *name)
+{
+	char **n;
+
+	for (size_t i = 0; i < l->n_names; i++)
+		if (!strcmp(l->names[i], name))
+			return l->names[i];
+	n = array_grow(l->names, l->n_names + 1, &l->cap_names, sizeof(*n));
+	if (!n)
+		return NULL;
+	l->names = n;
+	n[l->n_names] = strdup(name);
+	return n[l->n_names] ? n[l->n_names++] : NULL;
+}
+
+/* The slot of RET_PF_NAME: the one the CSV had first named so, else the next free one. */
+static int ret_pf_slot(struct snapshot *s, const char *name)
+{
+	int free_slot = -1;
+
+	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
+		if (s->ret_pf.name[r] && !strcmp(s->ret_pf.name[r], name))
+			return r;
+		if (!s->ret_pf.name[r] && free_slot < 0)
+			free_slot = r;
+	}
+	if (free_slot >= 0 && !(s->ret_pf.name[free_slot] = strdup(name)))
+		return -1;
+	return free_slot;
+}
+
+static int index_of(const char *const *names, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && !strcmp(names[i], name))
+			return i;
+	return -1;
+}
+
+/* Histogram rows NAME (cumulative buckets by le), NAME_count, _sum, _max; false if not one. */
+static bool set_hist(struct kvmmmu_hist *h, const char *base, const struct csv_record *r)
+{
+	size_t n = strlen(base);
+	const char *suffix = r->metric + n;
+
+	if (strncmp(r->metric, base, n))
+		return false;
+	if (!*suffix && r->le) {
+		if (!strcmp(r->le, "+Inf"))
+			return true; /* the same as _count */
+		for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS - 1; b++)
+			if (kvmmmu_hist_slot_high(b) == strtoull(r->le, NULL, 10)) {
+				h->slots[b] = r->u64; /* cumulative for now: see finish_hist() */
+				return true;
+			}
+		return true; /* a bound this build does not have: ignored */
+	}
+	if (!strcmp(suffix, "_count"))
+		h->count = r->u64;
+	else if (!strcmp(suffix, "_sum"))
+		h->sum_ns = r->u64;
+	else if (!strcmp(suffix, "_max"))
+		h->max_ns = r->u64;
+	else if (strncmp(suffix, "_p", 2)) /* percentiles: derived, not kept */
+		return false;
+	return true;
+}
+
+/* Cumulative bucket counts to per-bucket ones; what is above the last bound is in the top one. */
+static void finish_hist(struct kvmmmu_hist *h)
+{
+	__u64 below = 0, last = 0;
+
+	for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS - 1; b++) {
+		if (h->slots[b] < below) /* no row for this bound: nothing in it */
+			h->slots[b] = below;
+		last = h->slots[b];
+		h->slots[b] -= below;
+		below = last;
+	}
+	h->slots[KVMMMU_HIST_BUCKETS - 1] = h->count > below ? h->count - below : 0;
+}
+
+static void set_figure(struct loader *l, struct figures *f, const struct csv_record *r)
+{
+	struct snapshot *s = l->snap;
+	int i;
+
+	if ((i = index_of(kvmmmu_counter_names, KVMMMU_N_COUNTERS, r->metric)) >= 0) {
+		f->counters[i] = r->u64;
+		return;
+	}
+	if (!strncmp(r->metric, "ret_pf_", 7)) {
+		i = ret_pf_slot(s, r->metric + 7);
+		if (i >= 0)
+			f->ret_pf[i] = r->u64;
+		return;
+	}
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		if (set_hist(&f->hist[h], kvmmmu_hist_names[h], r)) {
+			s->hist_available[h] = true;
+			return;
+		}
+	for (int m = 0; m < KVMMMU_LOCK_MODES; m++)
+		if (set_hist(&f->lock_wait[m], kvmmmu_lock_hist_names[m], r)) {
+			s->lock_ok = true;
+			return;
+		}
+	for (int m = 0; m < KVMMMU_LOCK_MODES; m++) {
+		static const char *const waits[] = {"mmu_lock_read_waits_outside_faults",
+						    "mmu_lock_write_waits_outside_faults"};
+		static const char *const ns[] = {"mmu_lock_read_wait_ns_outside_faults",
+						 "mmu_lock_write_wait_ns_outside_faults"};
+
+		if (!strcmp(r->metric, waits[m]))
+			f->lock_other_waits[m] = r->u64;
+		else if (!strcmp(r->metric, ns[m]))
+			f->lock_other_wait_ns[m] = r->u64;
+	}
+	if ((i = index_of(kvmmmu_mmu_counter_names, KVMMMU_N_MMU_COUNTERS, r->metric)) >= 0) {
+		f->mmu[i] = r->u64;
+		s->events_ok = true;
+	} else if ((i = index_of(mmu_time_names, N_MMU_TIMES, r->metric)) >= 0) {
+		f->mmu_ns[i] = r->u64;
+	}
+}
+
+static void set_health(struct snapshot *s, const struct csv_record *r)
+{
+	static const struct {
+		const char *metric;
+		size_t offset;
+	} h[] = {
+		{"drops", offsetof(struct kvmmmu_health, drops)},
+		{"bad_ret_pf", offsetof(struct kvmmmu_health, bad_ret)},
+		{"thread_news_lost", offsetof(struct kvmmmu_health, news_lost)},
+		{"ioctl_calls_untimed", offsetof(struct kvmmmu_health, calls_full)},
+		{"memslot_flags_lost", offsetof(struct kvmmmu_health, slots_full)},
+		{"timeline_events_lost", offsetof(struct kvmmmu_health, timeline_lost)},
+		{"kprobe_missed", offsetof(struct kvmmmu_health, kprobe_missed)},
+	};
+
+	if (!strcmp(r->metric, "latency_sample_every")) {
+		s->sample_every = (unsigned int)r->u64;
+		return;
+	}
+	for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
+		if (!strcmp(r->metric, h[i].metric))
+			*(__u64 *)((char *)&s->m.health + h[i].offset) = r->u64;
+}
+
+/* "NAME [tid N]": a thread tied to no vCPU; its tid, or 0. */
+static int thread_tid(const char *comm)
+{
+	const char *p = strrchr(comm, '[');
+	int tid = 0;
+
+	if (p && sscanf(p, "[tid %d]", &tid) == 1)
+		return tid;
+	return 0;
+}
+
+int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap)
+{
+	struct loader l = {.snap = snap};
+	int err = 0;
+
+	memset(snap, 0, sizeof(*snap));
+	snap->sample_every = 1;
+	snap->ret_pf.source = RET_PF_FROM_NONE;
+	for (size_t i = 0; i < t->n_rows && !err; i++) {
+		const struct csv_record *r = &t->rows[i];
+		struct vm_row *vm;
+		struct figures *f;
+
+		if (r->ts > snap->wall)
+			snap->wall = r->ts;
+		if (strcmp(r->source, "bpf"))
+			continue; /* kvm_stats and load rows: the compare command reads them itself
+				   */
+		if (r->pid == 0) {
+			set_health(snap, r);
+			continue;
+		}
+		if (!strncmp(r->metric, "event_", 6))
+			continue; /* timeline rows */
+		vm = model_vm(&snap->m, r->pid);
+		if (!vm) {
+			err = -ENOMEM;
+			break;
+		}
+		if (r->vcpu == CSV_NO_VCPU && !thread_tid(r->comm)) {
+			if (!vm->comm[0])
+				snprintf(vm->comm, sizeof(vm->comm), "%.15s", r->comm);
+			if (r->vm && !vm->name)
+				vm->name = keep_name(&l, r->vm);
+			f = &vm->total;
+		} else {
+			struct vcpu_row *row = model_row(vm, r->vcpu, thread_tid(r->comm));
+
+			if (!row) {
+				err = -ENOMEM;
+				break;
+			}
+			if (!row->comm[0])
+				snprintf(row->comm, sizeof(row->comm), "%.*s",
+					 (int)strcspn(r->comm, "["), r->comm);
+			f = &row->f;
+		}
+		set_figure(&l, f, r);
+	}
+	for (size_t i = 0; i < snap->m.n_vms; i++) {
+		struct vm_row *vm = &snap->m.vms[i];
+
+		for (int h = 0; h < KVMMMU_N_HISTS; h++)
+			finish_hist(&vm->total.hist[h]);
+		for (int m = 0; m < KVMMMU_LOCK_MODES; m++)
+			finish_hist(&vm->total.lock_wait[m]);
+		for (size_t k = 0; k < vm->n_rows; k++) {
+			for (int h = 0; h < KVMMMU_N_HISTS; h++)
+				finish_hist(&vm->rows[k].f.hist[h]);
+			for (int m = 0; m < KVMMMU_LOCK_MODES; m++)
+				finish_hist(&vm->rows[k].f.lock_wait[m]);
+		}
+	}
+	snap->names = l.names;
+	snap->n_names = l.n_names;
+	model_sort(&snap->m);
+	if (err)
+		snapshot_free(snap);
+	return err;
+}
