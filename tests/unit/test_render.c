@@ -120,23 +120,31 @@ static void text_interval(void **state)
 	snapshot_free(&cur);
 }
 
+/* SNAP through render_csv() into a file, and back as a table. */
+static void csv_of(const struct snapshot *snap, struct csv_table *t)
+{
+	char err[256], path[] = "/tmp/test_render.XXXXXX";
+	int fd = mkstemp(path);
+	struct csv_writer w;
+
+	assert_true(fd >= 0);
+	assert_int_equal(csv_writer_start(&w, fd, NULL), 0);
+	assert_int_equal(render_csv(&w, snap), 0);
+	assert_int_equal(csv_writer_close(&w), 0);
+	close(fd);
+	assert_int_equal(csv_read_file(path, t, err, sizeof(err)), 0);
+	unlink(path);
+}
+
 static void csv_rows(void **state)
 {
 	struct snapshot snap;
-	struct csv_writer w;
 	struct csv_table t;
-	char err[256], path[] = "/tmp/test_render.XXXXXX";
-	int fd = mkstemp(path), found = 0;
+	int found = 0;
 
 	(void)state;
-	assert_true(fd >= 0);
 	build(&snap, 3, 1);
-	assert_int_equal(csv_writer_start(&w, fd, NULL), 0);
-	assert_int_equal(render_csv(&w, &snap), 0);
-	assert_int_equal(csv_writer_close(&w), 0);
-	close(fd);
-	assert_int_equal(csv_read_file(path, &t, err, sizeof(err)), 0);
-	unlink(path);
+	csv_of(&snap, &t);
 	for (size_t i = 0; i < t.n_rows; i++) {
 		const struct csv_record *r = &t.rows[i];
 
@@ -193,14 +201,10 @@ static void same_figures(const struct figures *a, const struct figures *b,
 static void csv_round_trip(void **state)
 {
 	struct snapshot snap, back;
-	struct csv_writer w;
 	struct csv_table t;
-	char err[256], path[] = "/tmp/test_render.XXXXXX";
-	int fd = mkstemp(path);
 	struct vm_row *vm;
 
 	(void)state;
-	assert_true(fd >= 0);
 	build(&snap, 1000, 7);
 	snap.lock_ok = snap.events_ok = true;
 	snap.sample_every = 4;
@@ -223,12 +227,7 @@ static void csv_round_trip(void **state)
 	memset(&vm->total, 0, sizeof(vm->total));
 	for (size_t k = 0; k < vm->n_rows; k++)
 		figures_add(&vm->total, &vm->rows[k].f);
-	assert_int_equal(csv_writer_start(&w, fd, NULL), 0);
-	assert_int_equal(render_csv(&w, &snap), 0);
-	assert_int_equal(csv_writer_close(&w), 0);
-	close(fd);
-	assert_int_equal(csv_read_file(path, &t, err, sizeof(err)), 0);
-	unlink(path);
+	csv_of(&snap, &t);
 	assert_int_equal(snapshot_from_csv(&t, &back), 0);
 	csv_table_free(&t);
 	assert_int_equal(back.m.n_vms, 1);
