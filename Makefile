@@ -22,7 +22,7 @@ CFLAGS ?= -O2 -g
 # EXTRA_CFLAGS/EXTRA_LDFLAGS add to the build without replacing its flags.
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-CPPFLAGS += -Isrc/lib -Isrc/trace -Isrc/core -Isrc/render -Iinclude -I$(OUTPUT)/skel
+CPPFLAGS += -Isrc/lib -Isrc/trace -Isrc/core -Isrc/render -Isrc/diff -Iinclude -I$(OUTPUT)/skel
 LDLIBS += -lbpf -lelf -lz -lm -pthread
 BPFCFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf
 # System include dirs after ours, as libbpf-bootstrap does, so <bpf/...> resolves.
@@ -37,7 +37,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-APPS := kvmmmu-load kvmmmu-hist kvmmmu-check kvmmmu-top
+APPS := kvmmmu-load kvmmmu-hist kvmmmu-check kvmmmu-top kvmmmu-diff
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/skel/%.skel.h,$(BPF_SRCS))
@@ -69,6 +69,10 @@ $(OUTPUT)/kvmmmu-top: $(call app_objs,top) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_O
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lncursesw -ltinfo -o $@
 
+$(OUTPUT)/kvmmmu-diff: $(call app_objs,diff) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 $(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -95,7 +99,7 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDER_OBJS)
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDER_OBJS) $(OUTPUT)/obj/diff/stats.o
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@

@@ -4,8 +4,18 @@
 #define KVMMMU_CLI_H
 
 #include <argp.h>
+#include <stdlib.h>
+
+#include "log.h"
 
 #define EXIT_USAGE 2
+
+/* A usage error: one line on stderr ("prog: ..."), exit 2. */
+#define cli_usage_error(fmt, ...)                                                                  \
+	do {                                                                                       \
+		elog(fmt, ##__VA_ARGS__);                                                          \
+		exit(EXIT_USAGE);                                                                  \
+	} while (0)
 
 /* Call from the parser for ARGP_KEY_INIT: drops argp's "Try --help" second line. */
 void cli_key_init(struct argp_state *state);

@@ -55,11 +55,7 @@ static const struct argp_option options[] = {
 	{},
 };
 
-#define usage_error(fmt, ...)                                                                      \
-	do {                                                                                       \
-		elog(fmt, ##__VA_ARGS__);                                                          \
-		exit(EXIT_USAGE);                                                                  \
-	} while (0)
+#define usage_error cli_usage_error
 
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {

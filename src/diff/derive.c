@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "derive.h"
+#include "array.h"
+#include "stats.h"
+
+static struct scalar *add(struct run *r, const char *vm, int vcpu, const char *metric, double v)
+{
+	struct scalar *s = array_grow(r->s, r->n + 1, &r->cap, sizeof(*r->s));
+
+	if (!s)
+		return NULL;
+	r->s = s;
+	s = &r->s[r->n++];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->vm, sizeof(s->vm), "%s", vm);
+	s->vcpu = vcpu;
+	snprintf(s->metric, sizeof(s->metric), "%s", metric);
+	s->value = v;
+	return s;
+}
+
+static double pct(__u64 part, __u64 whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static void add_hist(struct run *r, const char *vm, int vcpu, const char *name,
+		     const struct kvmmmu_hist *h)
+{
+	static const struct {
+		const char *suffix;
+		double q;
+	} qs[] = {{"p50", 0.5}, {"p90", 0.9}, {"p99", 0.99}, {"p99.9", 0.999}};
+	char metric[64];
+	struct scalar *s;
+
+	if (!h->count)
+		return;
+	snprintf(metric, sizeof(metric), "%s mean", name);
+	s = add(r, vm, vcpu, metric, (double)h->sum_ns / (double)h->count);
+	if (s)
+		s->hist = h;
+	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
+		snprintf(metric, sizeof(metric), "%s %s", name, qs[i].suffix);
+		s = add(r, vm, vcpu, metric, stats_hist_quantile(h, qs[i].q));
+		if (s) {
+			s->hist = h;
+			s->key = qs[i].q == 0.99;
+		}
+	}
+	snprintf(metric, sizeof(metric), "%s max", name);
+	s = add(r, vm, vcpu, metric, (double)h->max_ns);
+	if (s)
+		s->hist = h;
+}
+
+static void derive_figures(struct run *r, const char *vm, int vcpu, const struct figures *f)
+{
+	const struct snapshot *sn = &r->snap;
+	__u64 faults = f->counters[KVMMMU_FAULTS];
+	static const int paths[] = {KVMMMU_PATH_FAST, KVMMMU_PATH_TDP_MMU, KVMMMU_PATH_SHADOW,
+				    KVMMMU_PATH_DIRECT};
+	struct scalar *s;
+	char metric[64];
+
+	s = add(r, vm, vcpu, "faults", (double)faults);
+	if (s)
+		s->key = true;
+	for (int k = 0; k < KVMMMU_RET_PF_SLOTS; k++) {
+		if (!sn->ret_pf.name[k])
+			continue;
+		snprintf(metric, sizeof(metric), "ret_pf_%s %%", sn->ret_pf.name[k]);
+		add(r, vm, vcpu, metric, pct(f->ret_pf[k], faults));
+	}
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[paths[i]]);
+		add(r, vm, vcpu, metric, pct(f->counters[paths[i]], faults));
+	}
+	if (vcpu >= 0)
+		return; /* per vCPU: counts and shares; the rest is the VM's */
+	if (sn->hist_available[KVMMMU_HIST_MEMSLOT] && faults)
+		add(r, vm, vcpu, "memslot lookups per fault",
+		    (double)f->counters[KVMMMU_MEMSLOT_LOOKUPS] / (double)faults);
+	if (sn->lock_ok) {
+		const struct kvmmmu_hist *ft = sn->hist_available[KVMMMU_HIST_FAULT]
+						       ? &f->hist[KVMMMU_HIST_FAULT]
+						       : &f->hist[KVMMMU_HIST_WALK_TO_SPTE];
+
+		add(r, vm, vcpu, "mmu_lock read waits in faults",
+		    (double)f->lock_wait[KVMMMU_LOCK_READ].count);
+		add(r, vm, vcpu, "mmu_lock write waits in faults",
+		    (double)f->lock_wait[KVMMMU_LOCK_WRITE].count);
+		if (ft->sum_ns)
+			add(r, vm, vcpu, "mmu_lock wait % of fault time",
+			    pct(f->lock_wait[KVMMMU_LOCK_READ].sum_ns +
+					f->lock_wait[KVMMMU_LOCK_WRITE].sum_ns,
+				ft->sum_ns));
+	}
+	if (sn->events_ok) {
+		add(r, vm, vcpu, "shadow pages created",
+		    (double)f->mmu[KVMMMU_SHADOW_PAGES_CREATED]);
+		add(r, vm, vcpu, "shadow pages zapped", (double)f->mmu[KVMMMU_SHADOW_PAGES_ZAPPED]);
+		for (int i = 0; i < N_MMU_TIMES; i++)
+			if (f->mmu_ns[i])
+				add(r, vm, vcpu, mmu_time_names[i], (double)f->mmu_ns[i]);
+	}
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		if (sn->hist_available[h])
+			add_hist(r, vm, vcpu, kvmmmu_hist_names[h], &f->hist[h]);
+}
+
+/* kvmmmu-load's own phase figures (source "load"): times in seconds, per-phase fault counts. */
+static void derive_load(struct run *r)
+{
+	for (size_t i = 0; i < r->table.n_rows; i++) {
+		const struct csv_record *c = &r->table.rows[i];
+		char metric[64];
+
+		if (strcmp(c->source, "load") || c->vcpu != CSV_NO_VCPU)
+			continue;
+		snprintf(metric, sizeof(metric), "load %s", c->metric);
+		add(r, c->vm ? c->vm : c->comm, -1, metric, c->value);
+	}
+}
+
+int run_load(struct run *r, const char *path, char *err, size_t err_len)
+{
+	char why[256];
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	e = csv_read_file(path, &r->table, why, sizeof(why));
+	if (e) {
+		snprintf(err, err_len, "%s: %s", path, e == -EINVAL ? why : strerror(-e));
+		return e;
+	}
+	e = snapshot_from_csv(&r->table, &r->snap);
+	if (e) {
+		snprintf(err, err_len, "%s: %s", path, strerror(-e));
+		return e;
+	}
+	for (size_t i = 0; i < r->snap.m.n_vms; i++) {
+		const struct vm_row *vm = &r->snap.m.vms[i];
+		const char *name = vm->name ? vm->name : vm->comm;
+
+		derive_figures(r, name, -1, &vm->total);
+		for (size_t k = 0; k < vm->n_rows; k++)
+			if (vm->rows[k].vcpu >= 0)
+				derive_figures(r, name, vm->rows[k].vcpu, &vm->rows[k].f);
+	}
+	derive_load(r);
+	return 0;
+}
+
+void run_free(struct run *r)
+{
+	free(r->s);
+	snapshot_free(&r->snap);
+	csv_table_free(&r->table);
+	memset(r, 0, sizeof(*r));
+}
+
+const struct scalar *run_find(const struct run *r, const char *vm, int vcpu, const char *metric)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->s[i].vcpu == vcpu && !strcmp(r->s[i].metric, metric) &&
+		    !strcmp(r->s[i].vm, vm))
+			return &r->s[i];
+	return NULL;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_DIFF_DERIVE_H
+#define KVMMMU_DIFF_DERIVE_H
+
+/*
+ * The scalars people compare, derived from one run (one CSV file, read as a
+ * snapshot): per VM by name, VM-wide and per vCPU. Keys join runs: the VM's
+ * name, not its pid, which differs between runs.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "csv.h"
+#include "snapshot.h"
+
+struct scalar {
+	char vm[64];
+	int vcpu; /* -1: VM-wide */
+	char metric[64];
+	double value;
+	const struct kvmmmu_hist *hist; /* for latency figures: the histogram it comes from */
+	bool key;			/* a key figure: always shown */
+};
+
+struct run {
+	const char *path;
+	struct csv_table table;
+	struct snapshot snap;
+	struct scalar *s;
+	size_t n, cap;
+};
+
+/* Reads PATH and derives its scalars; on error says why in ERR (one line) and returns -errno. */
+int run_load(struct run *r, const char *path, char *err, size_t err_len);
+void run_free(struct run *r);
+/* R's scalar for (VM, VCPU, METRIC), or NULL. */
+const struct scalar *run_find(const struct run *r, const char *vm, int vcpu, const char *metric);
+
+#endif

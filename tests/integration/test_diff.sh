@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# kvmmmu-diff on real runs: a change it must flag (twice the dirty-log
+# passes: twice the faults), an A/A comparison where the counts must not
+# move, one run a side (deltas only), CSV output, kvmmmu-load's own CSVs,
+# and bad input (one line, exit 1 or 2).
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(need_kvm); then
+	skip diff/all "$why"
+	exit 0
+fi
+HIST=$BUILD/kvmmmu-hist
+LOAD=$BUILD/kvmmmu-load
+DIFF=$BUILD/kvmmmu-diff
+
+a="" b="" a2=""
+for i in 1 2 3 4 5 6 7 8; do
+	"$HIST" --csv "$TMP/a$i.csv" --label one-pass -- "$LOAD" --name vm1 --vcpus 2 --mem 8M \
+		--dirty-log 1 --csv "$TMP/la$i.csv" >/dev/null 2>&1 || fail diff/run-a$i "kvmmmu-hist failed"
+	if [ $i -le 4 ]; then
+		a="$a,$TMP/a$i.csv"
+		"$HIST" --csv "$TMP/b$i.csv" --label three-passes -- "$LOAD" --name vm1 --vcpus 2 \
+			--mem 8M --dirty-log 3 --csv "$TMP/lb$i.csv" >/dev/null 2>&1 ||
+			fail diff/run-b$i "kvmmmu-hist failed"
+		b="$b,$TMP/b$i.csv"
+	else
+		a2="$a2,$TMP/a$i.csv"
+	fi
+done
+a=${a#,} b=${b#,} a2=${a2#,}
+
+# a real change: faults double (two more passes over every page), per VM and per vCPU
+"$DIFF" "N=$a" "Y=$b" >"$TMP/ab.out" 2>&1
+rc=$?
+check diff/ab-exit-0 "exit $rc: $(head -3 "$TMP/ab.out")" test $rc = 0
+check diff/ab-header "$(head -3 "$TMP/ab.out")" grep -q '^N: 4 runs; .*label .one-pass.' "$TMP/ab.out"
+check diff/ab-tested "$(sed -n 3p "$TMP/ab.out")" grep -q 'rows tested (Mann-Whitney U, alpha 0.05)' "$TMP/ab.out"
+l=$(awk '/^VM vm1$/ { v = 1; next } /^VM / { v = 0 } v && $1 == "faults" { print; exit }' "$TMP/ab.out")
+check diff/ab-faults-significant "$l" eval 'echo "$l" | grep -qE "\+100\.[0-9]%  \(p=0\.0[0-4][0-9] n=4\+4\)"'
+l=$(awk '/^VM vm1 vCPU 1$/ { v = 1; next } /^VM / { v = 0 } v && $1 == "faults" { print; exit }' "$TMP/ab.out")
+check diff/ab-vcpu-faults-significant "$l" eval 'echo "$l" | grep -qE "\+100\.[0-9]%  \(p=0\.0[0-4][0-9]"'
+check diff/ab-distribution-shift "no Wasserstein line" grep -q 'walk_to_spte_ns: Y shifted by [0-9.]* doublings from N' "$TMP/ab.out"
+# Holm across every row: 4 runs a side cannot beat it, and the header says what it would take
+"$DIFF" --holm "N=$a" "Y=$b" >"$TMP/holm.out" 2>&1
+l=$(awk '/^VM vm1$/ { v = 1; next } v && $1 == "faults" { print; exit }' "$TMP/holm.out")
+check diff/holm-hides-4-runs "$l" eval 'echo "$l" | grep -qE "~  \(p="'
+
+# A/A: the same workload both sides: the counts do not move, and are not flagged
+"$DIFF" "A=$a" "B=$a2" >"$TMP/aa.out" 2>&1
+l=$(awk '/^VM vm1$/ { v = 1; next } v && $1 == "faults" { print; exit }' "$TMP/aa.out")
+check diff/aa-faults-not-flagged "$l" eval 'echo "$l" | grep -qE "~  \(p=1\.000 n=4\+4\)"'
+
+# one run a side: deltas only, and the header says why
+"$DIFF" "$TMP/a1.csv" "$TMP/b1.csv" >"$TMP/one.out" 2>&1
+check diff/one-run-says-so "$(sed -n 3p "$TMP/one.out")" grep -q 'significance needs at least 4 runs a side' "$TMP/one.out"
+l=$(awk '/^VM vm1$/ { v = 1; next } v && $1 == "faults" { print; exit }' "$TMP/one.out")
+check diff/one-run-delta "$l" eval 'echo "$l" | grep -qE "\+100\.0%$"'
+
+# CSV output; kvmmmu-load's own CSVs (phase times and counts)
+"$DIFF" --format csv "N=$a" "Y=$b" >"$TMP/ab.csv"
+l=$(grep '^vm1,,faults,' "$TMP/ab.csv")
+check diff/csv-row "$l" eval 'echo "$l" | awk -F, "{ exit !(\$4 > 0 && \$7 > \$4 && \$10 > 99 && \$10 < 101 && \$12 == 1) }"'
+"$DIFF" "$TMP/la1.csv" "$TMP/lb1.csv" >"$TMP/load.out" 2>&1
+check diff/load-phase-rows "$(head -8 "$TMP/load.out")" grep -q 'load iteration_1_dirty_memory_s' "$TMP/load.out"
+
+# bad input: one line on stderr, exit 1 (files) or 2 (usage)
+bad() {
+	local name=$1 want=$2
+	shift 2
+	"$DIFF" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	local rc=$? lines
+	lines=$(wc -l <"$TMP/bad.err")
+	if [ $rc = "$want" ] && [ "$lines" = 1 ] && grep -q '^kvmmmu-diff: ' "$TMP/bad.err"; then
+		pass "diff/bad-$name"
+	else
+		fail "diff/bad-$name" "exit $rc (want $want), $lines lines: $(head -c 200 "$TMP/bad.err")"
+	fi
+}
+printf 'ts,pid\n1,2\n' >"$TMP/not.csv"
+printf '# kvmmmu-csv 9\n' >"$TMP/v9.csv"
+head -c 2000 "$TMP/a1.csv" | head -n -1 >"$TMP/cut.csv"
+printf '1.0,7,x,,bpf,faults\n' >>"$TMP/cut.csv"
+bad missing-file 1 "$TMP/nonexistent.csv" "$TMP/a1.csv"
+bad not-kvmmmu-csv 1 "$TMP/not.csv" "$TMP/a1.csv"
+bad version 1 "$TMP/v9.csv" "$TMP/a1.csv"
+bad truncated-row 1 "$TMP/cut.csv" "$TMP/a1.csv"
+bad nothing-in-common 1 "$TMP/a1.csv" "$TMP/la1.csv"
+bad same-side-twice 2 "$TMP/a1.csv" "$TMP/a1.csv"
+bad empty-name 1 "=$TMP/a1.csv" "$TMP/b1.csv"
+bad one-side 2 "$TMP/a1.csv"
+bad bad-alpha 2 --alpha 2 "$TMP/a1.csv" "$TMP/b1.csv"
+"$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1 | grep -q 'line [0-9]*: expected 9 fields' &&
+	pass diff/truncated-row-line-number || fail diff/truncated-row-line-number "$("$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1)"
+exit 0
