@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <bpf/libbpf.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "bpf_cost.h"
 #include "log.h"
 #include "screen.h"
 #include "session.h"
@@ -72,6 +74,52 @@ static void drop_gone(struct top *t)
 	t->table.n = kept;
 }
 
+/* The VM view with a filter: only VMs whose name matches it. */
+static void filter_rows(struct top *t)
+{
+	size_t kept = 0;
+
+	if (!t->filter_re || t->vm_pid > 0)
+		return;
+	for (size_t i = 0; i < t->table.n; i++)
+		if (!regexec(t->filter_re, t->table.rows[i].name, 0, NULL, 0))
+			t->table.rows[kept++] = t->table.rows[i];
+	t->table.n = kept;
+}
+
+int top_set_filter(struct top *t, const char *regex)
+{
+	regex_t *re = NULL;
+
+	if (*regex) {
+		re = malloc(sizeof(*re));
+		if (!re || regcomp(re, regex, REG_EXTENDED | REG_NOSUB)) {
+			free(re);
+			return -EINVAL;
+		}
+	}
+	if (t->filter_re) {
+		regfree(t->filter_re);
+		free(t->filter_re);
+	}
+	t->filter_re = re;
+	snprintf(t->filter, sizeof(t->filter), "%s", regex);
+	return 0;
+}
+
+/* kvmmmu's own BPF time per second since the last refresh. */
+static void measure_bpf(struct top *t, double dt)
+{
+	__u64 ns;
+
+	if (!t->bpf_stats)
+		return;
+	ns = bpf_cost_run_ns(&t->s);
+	if (t->bpf_ns && dt > 0 && ns >= t->bpf_ns)
+		t->bpf_ns_per_s = (double)(ns - t->bpf_ns) / dt;
+	t->bpf_ns = ns;
+}
+
 int top_refresh(struct top *t)
 {
 	struct snapshot cur;
@@ -82,6 +130,7 @@ int top_refresh(struct top *t)
 	err = session_snapshot(&t->s, &cur, false);
 	if (err)
 		return err;
+	measure_bpf(t, cur.wall - (t->have_prev ? t->prev.wall : t->start_wall));
 	if (t->since_start) { /* counts since the start, or since 'r' */
 		ref = t->have_base ? &t->base : NULL;
 		dt = cur.wall - (t->have_base ? t->base.wall : t->start_wall);
@@ -93,6 +142,7 @@ int top_refresh(struct top *t)
 	if (!err) {
 		top_table_sort(&t->table, t->sort, t->invert);
 		drop_gone(t);
+		filter_rows(t);
 		t->frames++;
 	}
 	if (!err && t->csv_open) {
@@ -223,6 +273,7 @@ int main(int argc, char **argv)
 	libbpf_set_print(log_libbpf);
 	handle_signals();
 	t.sort = t.env.sort;
+	t.vcpu = -1;
 	t.since_start = t.env.since_start;
 	t.delay = t.env.delay;
 	sopts = (struct session_opts){
@@ -250,6 +301,9 @@ int main(int argc, char **argv)
 	if (geteuid() != 0)
 		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
 	err = session_open(&t.s, &sopts);
+	/* the screen shows kvmmmu's own BPF time: per-program statistics on while we run */
+	if (!err && !t.env.batch)
+		t.bpf_stats = bpf_cost_enable();
 	if (!err) {
 		t.start_wall = sysinfo_now();
 		err = session_facts(&t.s, &t.facts);
@@ -264,7 +318,9 @@ int main(int argc, char **argv)
 		snapshot_free(&t.base);
 	snapshot_free(&t.facts);
 	top_table_free(&t.table);
+	top_set_filter(&t, "");
 	session_close(&t.s);
+	bpf_cost_restore();
 	if (t.csv_open && csv_writer_close(&t.csv) && !err) {
 		elog("cannot write '%s': %s", t.env.csv_path, strerror(EIO));
 		err = -EIO;

@@ -48,6 +48,27 @@ void screen_close(struct top *t)
 	restore();
 }
 
+/* Reads a regex on the last line; empty clears the filter. */
+static void ask_filter(struct top *t)
+{
+	char buf[128] = "";
+
+	move(LINES - 1, 0);
+	clrtoeol();
+	mvprintw(LINES - 1, 0, "filter VMs by name (regex, empty for all): ");
+	echo();
+	curs_set(1);
+	nodelay(stdscr, FALSE);
+	getnstr(buf, sizeof(buf) - 1);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	noecho();
+	if (top_set_filter(t, buf))
+		snprintf(t->status, sizeof(t->status), "not a regular expression: %s", buf);
+	else
+		t->status[0] = '\0';
+}
+
 static void next_delay(struct top *t)
 {
 	size_t i;
@@ -74,7 +95,9 @@ bool screen_keys(struct top *t)
 			break;
 		case KEY_ESC:
 		case KEY_BACKSPACE:
-			if (t->vm_pid > 0) {
+			if (t->vcpu >= 0) {
+				t->vcpu = -1;
+			} else if (t->vm_pid > 0) {
 				t->vm_pid = 0;
 				t->selected = 0;
 				top_refresh(t);
@@ -88,7 +111,14 @@ bool screen_keys(struct top *t)
 				t->vm_pid = t->table.rows[t->selected].pid;
 				t->selected = 0;
 				top_refresh(t);
+			} else if (t->vm_pid > 0 && t->vcpu < 0 && t->selected < t->table.n) {
+				t->vcpu = t->table.rows[t->selected].vcpu;
 			}
+			break;
+		case '/':
+		case 'f':
+			ask_filter(t);
+			top_refresh(t);
 			break;
 		case KEY_UP:
 			if (t->selected > 0)
@@ -141,7 +171,8 @@ static void draw_help(void)
 	static const char *const lines[] = {
 		"kvmmmu-top keys",
 		"",
-		"  Enter       the selected VM's vCPUs      Esc, Backspace  back",
+		"  Enter       the selected VM's vCPUs, a vCPU's histogram   Esc, Backspace  back",
+		"  /, f        filter VMs by name (a regex; empty: all)",
 		"  Up, Down    select a row",
 		"  <  >        sort by the previous / next key (faults, name, pid, p99, lock)",
 		"  i           invert the sort",
@@ -191,11 +222,71 @@ static void draw_row(int y, const struct top_table *tb, const struct top_row *r,
 	attroff(A_REVERSE | A_DIM);
 }
 
+/* The figures of vCPU t->vcpu of VM t->vm_pid, since the reference snapshot. */
+static bool vcpu_figures(const struct top *t, struct figures *out)
+{
+	double dt;
+	const struct snapshot *ref = top_ref(t, &dt);
+	const struct vm_row *vm = model_find_vm(&t->prev.m, t->vm_pid);
+	const struct vm_row *old = ref ? model_find_vm(&ref->m, t->vm_pid) : NULL;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t k = 0; vm && k < vm->n_rows; k++)
+		if (vm->rows[k].vcpu == t->vcpu)
+			figures_add(out, &vm->rows[k].f);
+	for (size_t k = 0; old && k < old->n_rows; k++)
+		if (old->rows[k].vcpu == t->vcpu)
+			figures_sub(out, out, &old->rows[k].f);
+	return vm != NULL;
+}
+
+/* A vCPU: its outcome table and its live latency histogram (drawn by the text renderer). */
+static void draw_vcpu(struct top *t, int y)
+{
+	const struct render_opts o = {.unit_ns = 1e3, .unit = "usecs"};
+	struct figures f;
+	__u64 faults;
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *mem;
+
+	if (!vcpu_figures(t, &f)) {
+		mvprintw(y, 0, "  vCPU %d of pid %d: no figures", t->vcpu, t->vm_pid);
+		refresh();
+		return;
+	}
+	faults = f.counters[KVMMMU_FAULTS];
+	mvprintw(y++, 0, "vCPU %d of pid %d (Esc: back), %s", t->vcpu, t->vm_pid,
+		 t->since_start ? "since start" : "last interval");
+	mvprintw(y++, 2, "%-24s %12llu", "faults", (unsigned long long)faults);
+	for (int r = 0; r < KVMMMU_RET_PF_SLOTS && y < LINES - 1; r++) {
+		if (!t->prev.ret_pf.name[r] ||
+		    (!f.ret_pf[r] && (!strcmp(t->prev.ret_pf.name[r], "continue") ||
+				      !strcmp(t->prev.ret_pf.name[r], "invalid"))))
+			continue;
+		mvprintw(y++, 2, "ret_pf_%-17s %12llu %6.1f%%", t->prev.ret_pf.name[r],
+			 (unsigned long long)f.ret_pf[r],
+			 faults ? 100.0 * (double)f.ret_pf[r] / (double)faults : 0.0);
+	}
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return;
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		if (t->prev.hist_available[h] && f.hist[h].count)
+			render_hist(mem, &f.hist[h], kvmmmu_hist_names[h], &o);
+	fclose(mem);
+	for (line = strtok_r(buf, "\n", &save); line && y < LINES - 1;
+	     line = strtok_r(NULL, "\n", &save))
+		mvaddnstr(y++, 0, line, COLS - 1);
+	free(buf);
+	refresh();
+}
+
 void screen_draw(struct top *t)
 {
 	const struct top_table *tb = &t->table;
 	const struct kvmmmu_health *h = &t->prev.m.health;
-	char kernel[128], tdp[16], view[64];
+	char kernel[128], tdp[16], view[64], cost[96];
 	struct utsname u;
 	int y = 0, x = 0;
 
@@ -224,9 +315,21 @@ void screen_draw(struct top *t)
 		 t->invert ? " (inverted)" : "", t->delay,
 		 tb->latency ? tb->latency : "none here (kvmmmu-check says why)",
 		 t->facts.sample_every > 1 ? ", sampled" : "");
-	mvprintw(y++, 0, "lost: %llu drops, %llu kprobe misses, %llu timeline events; h for keys",
-		 (unsigned long long)h->drops, (unsigned long long)h->kprobe_missed,
-		 (unsigned long long)h->timeline_lost);
+	if (t->bpf_stats)
+		snprintf(cost, sizeof(cost), "kvmmmu BPF %.2f ms/s (%.2f%% of a CPU)",
+			 t->bpf_ns_per_s / 1e6, t->bpf_ns_per_s / 1e7);
+	else
+		snprintf(cost, sizeof(cost), "kvmmmu BPF time: unknown (kernel.bpf_stats_enabled)");
+	mvprintw(y++, 0,
+		 "%s; lost: %llu drops, %llu kprobe misses, %llu timeline events%s%s; h for keys",
+		 cost, (unsigned long long)h->drops, (unsigned long long)h->kprobe_missed,
+		 (unsigned long long)h->timeline_lost, t->filter[0] ? "; filter: " : "", t->filter);
+	if (t->status[0])
+		mvprintw(y, 0, "%s", t->status);
+	if (t->vcpu >= 0) {
+		draw_vcpu(t, y + 1);
+		return;
+	}
 	y++;
 	attron(A_BOLD | A_REVERSE);
 	move(y, 0);

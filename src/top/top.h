@@ -37,7 +37,15 @@ struct top {
 	enum top_sort sort;
 	bool invert, since_start, paused, quit, help;
 	double delay;
-	int vm_pid;	 /* > 0: showing this VM's vCPUs */
+	int vm_pid;	  /* > 0: showing this VM's vCPUs */
+	int vcpu;	  /* >= 0 (with vm_pid): showing this vCPU's histogram and outcomes */
+	char filter[128]; /* VM names shown: a regex, "" for all */
+	char status[160]; /* a one-line message (a bad filter) */
+	void *filter_re;  /* its compiled regex_t, NULL for none */
+	/* kvmmmu's own BPF run time: the total at the last refresh, and per second since */
+	bool bpf_stats;
+	__u64 bpf_ns;
+	double bpf_ns_per_s;
 	size_t selected; /* the highlighted row */
 	struct csv_writer csv;
 	bool csv_open;
@@ -49,5 +57,7 @@ int top_refresh(struct top *t);
 const struct snapshot *top_ref(const struct top *t, double *dt);
 /* 'r': since-start values count from now. */
 void top_reset(struct top *t);
+/* '/' or 'f': show the VMs whose name matches REGEX ("" for all); -EINVAL if not a regex. */
+int top_set_filter(struct top *t, const char *regex);
 
 #endif

@@ -63,13 +63,29 @@ wait_screen() {
 }
 "$LOAD" --name top-tui --vcpus 2 --mem 16M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
 l1=$!
+stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 sh_run "stty -a > $TMP/stty.before; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui.rc; stty -a > $TMP/stty.after; echo TOP-DONE"
 check top/screen-vm-row "$(screen | head -8)" wait_screen '^top-tui  '
 check top/screen-header "$(screen | head -3)" wait_screen 'sort: faults'
+check top/screen-bpf-cost "$(screen | sed -n 3p)" wait_screen '^kvmmmu BPF [0-9.]* ms/s'
 tmux send-keys -t kvmmmu-top Enter
 check top/screen-drill-down "$(screen | head -8)" wait_screen '^CPU 1/KVM'
+tmux send-keys -t kvmmmu-top Enter
+check top/screen-vcpu-histogram "$(screen | head -14)" wait_screen 'walk_to_spte_ns: [0-9]* samples'
+check top/screen-vcpu-outcomes "$(screen | head -8)" wait_screen '^  ret_pf_fixed '
+tmux send-keys -t kvmmmu-top Escape
+check top/screen-vcpu-back "$(screen | head -8)" wait_screen '^CPU 1/KVM'
 tmux send-keys -t kvmmmu-top Escape
 check top/screen-back "$(screen | head -8)" wait_screen '^top-tui  '
+tmux send-keys -t kvmmmu-top /
+sleep 0.3
+tmux send-keys -t kvmmmu-top 'nomatch' Enter
+check top/screen-filter-hides "$(screen | head -8)" wait_screen 'filter: nomatch'
+check top/screen-filter-no-rows "$(screen | head -8)" eval '! screen | grep -q "^top-tui  "'
+tmux send-keys -t kvmmmu-top /
+sleep 0.3
+tmux send-keys -t kvmmmu-top Enter
+check top/screen-filter-cleared "$(screen | head -8)" wait_screen '^top-tui  '
 tmux send-keys -t kvmmmu-top '>'
 check top/screen-sort-key "$(screen | head -3)" wait_screen 'sort: name'
 tmux send-keys -t kvmmmu-top ' '
@@ -84,6 +100,9 @@ check top/screen-quit "$(screen | tail -5)" wait_screen '^TOP-DONE'
 check top/screen-quit-exit-0 "$(cat "$TMP/tui.rc" 2>/dev/null)" grep -qx rc=0 "$TMP/tui.rc"
 check top/screen-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after")" \
 	cmp -s "$TMP/stty.before" "$TMP/stty.after"
+stats_after=$(cat /proc/sys/kernel/bpf_stats_enabled)
+check top/bpf-stats-restored "kernel.bpf_stats_enabled was $stats_before, is $stats_after" \
+	test "$stats_before" = "$stats_after"
 # SIGTERM while drawing: the terminal comes back all the same
 sh_run "clear; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui2.rc; stty -a > $TMP/stty.after2; echo TOP-TERM-DONE"
 wait_screen '^top-tui  '
