@@ -7,6 +7,7 @@ OUTPUT ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR := $(PREFIX)/sbin
+MANDIR := $(PREFIX)/share/man
 
 CC ?= gcc
 CLANG ?= clang
@@ -156,6 +157,8 @@ install: all
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR))
 	$(Q)install -d $(DESTDIR)$(BINDIR)
 	$(Q)install -m 0755 $(addprefix $(OUTPUT)/,$(APPS)) $(DESTDIR)$(BINDIR)
+	$(Q)install -d $(DESTDIR)$(MANDIR)/man1
+	$(Q)install -m 0644 $(wildcard docs/man/*.1) $(DESTDIR)$(MANDIR)/man1
 
 FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c \
 		       scripts/bench/*.c)
