@@ -64,6 +64,6 @@ void check_ret_pf(struct check_state *st);
 void report_tracepoint(struct check_state *st, const char *group, const char *event);
 
 /* validate.c: --validate; returns the exit status. */
-int check_validate(struct check_state *st, const struct check_env *env);
+int check_validate(const struct check_env *env);
 
 #endif

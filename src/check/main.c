@@ -129,11 +129,7 @@ int main(int argc, char **argv)
 	}
 
 	if (env.validate) {
-		int status = check_validate(&st, &env);
-
-		if (st.collector_open)
-			collector_close(&st.c);
-		return status;
+		return check_validate(&env);
 	}
 	printf("kvmmmu-check %s: what this host offers for tracing the KVM MMU, and what kvmmmu "
 	       "uses\n",

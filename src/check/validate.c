@@ -25,6 +25,7 @@
 #include "deathwatch.h"
 #include "model.h"
 #include "procs.h"
+#include "session.h"
 #include "vm_stats.h"
 
 static volatile sig_atomic_t interrupted;
@@ -95,18 +96,30 @@ static void resume_vm(void)
 	stopped_pid = 0;
 }
 
-/* Both sides' counts at one instant, with the VM stopped. */
-static int snapshot(struct check_state *st, struct vm_stats *kvm, struct model *m, int pid,
-		    bool rebase)
+/* KVM's counters of PID in the session (taken at its open), or NULL. */
+static struct vm_stats *session_kvm(struct session *s, int pid)
+{
+	for (size_t i = 0; i < s->n_kvm; i++)
+		if (s->kvm[i].pid == pid)
+			return &s->kvm[i];
+	return NULL;
+}
+
+/*
+ * Both sides' counts at one instant, with the VM stopped: the session reads
+ * kvmmmu's figures (as final: nothing is in flight in a stopped VM) and
+ * KVM's; the first reading becomes KVM's baseline.
+ */
+static int snapshot(struct session *s, struct model *m, int pid, bool rebase)
 {
 	int err = pause_vm(pid);
+	struct vm_stats *kvm;
 
-	if (!err) {
-		collector_tick(&st->c);
-		err = collector_read(&st->c, m, true);
-	}
 	if (!err)
-		err = rebase ? vm_stats_rebase(kvm) : vm_stats_refresh(kvm);
+		err = session_read(s, m, true);
+	kvm = session_kvm(s, pid);
+	if (!err && rebase && kvm)
+		err = vm_stats_rebase(kvm);
 	resume_vm();
 	return err;
 }
@@ -173,11 +186,11 @@ static bool compare(int vcpu, const char *ours, __u64 bpf, const struct vm_stats
 	return agree;
 }
 
-static int compare_all(const struct check_state *st, const struct vm_stats *kvm,
+static int compare_all(const struct session *s, const struct vm_stats *kvm,
 		       const struct model *before, const struct model *after, int pid)
 {
-	int fixed = ret_pf_value(&st->c.ret_pf, "fixed");
-	int spurious = ret_pf_value(&st->c.ret_pf, "spurious");
+	int fixed = ret_pf_value(&s->c.ret_pf, "fixed");
+	int spurious = ret_pf_value(&s->c.ret_pf, "spurious");
 	int disagree = 0;
 
 	if (!kvm->n_vcpus) {
@@ -205,27 +218,46 @@ static int compare_all(const struct check_state *st, const struct vm_stats *kvm,
 	return disagree;
 }
 
-int check_validate(struct check_state *st, const struct check_env *env)
+int check_validate(const struct check_env *env)
 {
 	struct model before = {}, after = {};
-	struct vm_stats kvm = {};
+	struct session s;
+	struct session_opts opts = {
+		.mode = env->mode,
+		.attribution = ATTRIBUTE_AUTO,
+		.kvm_stats = true,
+		.kvm_stats_quiet = true, /* no KVM counters is the error here: said below */
+	};
+	struct proc_spec spec;
+	const struct vm_stats *kvm;
 	struct timespec window;
+	char text[16];
 	int pid, err;
 
 	err = find_one(env->validate, &pid);
 	if (err)
 		return 1;
-	check_open_collector(st, env, &pid, 1);
-	if (!st->collector_open)
+	/* the same session every live command uses, on that one VM */
+	snprintf(text, sizeof(text), "%d", pid);
+	if (proc_spec_init(&spec, text))
 		return 1;
-	collector_arm(&st->c); /* the window itself is made exact by stopping the VM */
-	err = vm_stats_update(&kvm, pid, false);
+	opts.specs = &spec;
+	opts.n_specs = 1;
+	err = session_open(&s, &opts);
 	if (err) {
+		session_close(&s);
+		proc_spec_free(&spec);
+		return 1;
+	}
+	kvm = session_kvm(&s, pid);
+	if (!kvm || (!kvm->have_vm && !kvm->n_vcpus)) {
 		elog("--validate: cannot read KVM's counters of pid %d: %s", pid,
-		     err == -EXDEV ? "the VMM has no KVM binary stats fd open to share "
-				     "(QEMU opens them for QMP query-stats)"
-				   : strerror(-err));
-		vm_stats_close(&kvm);
+		     s.kvm_err == -EXDEV || !s.kvm_err
+			     ? "the VMM has no KVM binary stats fd open to share "
+			       "(QEMU opens them for QMP query-stats)"
+			     : strerror(-s.kvm_err));
+		session_close(&s);
+		proc_spec_free(&spec);
 		return 1;
 	}
 	signal(SIGINT, on_signal);
@@ -237,19 +269,20 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	if (err) {
 		elog("--validate: cannot start the watchdog that resumes the VM: %s",
 		     strerror(-err));
-		vm_stats_close(&kvm);
+		session_close(&s);
+		proc_spec_free(&spec);
 		return 1;
 	}
 	printf("Validating kvmmmu against KVM's counters for pid %d over %.3g s "
 	       "(the VM is paused twice, a few ms each, for exact snapshots)\n",
 	       pid, env->validate_secs);
-	err = snapshot(st, &kvm, &before, pid, true);
+	err = snapshot(&s, &before, pid, true);
 	window.tv_sec = (time_t)env->validate_secs;
 	window.tv_nsec = (long)((env->validate_secs - (double)window.tv_sec) * 1e9);
 	if (!err)
 		nanosleep(&window, NULL);
 	if (!err && !interrupted)
-		err = snapshot(st, &kvm, &after, pid, false);
+		err = snapshot(&s, &after, pid, false);
 	resume_vm();
 	deathwatch_stop(&watchdog);
 	if (interrupted) {
@@ -258,13 +291,14 @@ int check_validate(struct check_state *st, const struct check_env *env)
 	} else if (err) {
 		elog("--validate: cannot snapshot pid %d: %s", pid, strerror(-err));
 	} else {
-		int disagree = compare_all(st, &kvm, &before, &after, pid);
+		int disagree = compare_all(&s, session_kvm(&s, pid), &before, &after, pid);
 
 		printf("\n%s\n", disagree ? "kvmmmu and KVM DISAGREE" : "kvmmmu and KVM agree");
 		err = disagree ? -EDOM : 0;
 	}
 	model_free(&before);
 	model_free(&after);
-	vm_stats_close(&kvm);
+	session_close(&s);
+	proc_spec_free(&spec);
 	return err ? 1 : 0;
 }

@@ -197,6 +197,8 @@ static void kvm_stats_update(struct session *s, struct vm_stats *v, int pid)
 	v->scanned_at = now;
 	if (err && err != -ENOENT && !s->kvm_err) {
 		s->kvm_err = err;
+		if (s->opts.kvm_stats_quiet)
+			return;
 		elog("note: KVM's own counters of pid %d are not readable (%s); showing kvmmmu's "
 		     "only",
 		     pid,
@@ -483,6 +485,25 @@ int session_read(struct session *s, struct model *m, bool final)
 	return err;
 }
 
+/* The VM names the model points at, copied: a snapshot outlives the VMs it shows. */
+static int own_names(struct snapshot *snap)
+{
+	snap->names = calloc(snap->m.n_vms + 1, sizeof(*snap->names));
+	if (!snap->names)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->m.n_vms; i++) {
+		struct vm_row *vm = &snap->m.vms[i];
+
+		if (!vm->name)
+			continue;
+		snap->names[snap->n_names] = strdup(vm->name);
+		if (!snap->names[snap->n_names])
+			return -ENOMEM;
+		vm->name = snap->names[snap->n_names++];
+	}
+	return 0;
+}
+
 /* How the figures are had: probes, RET_PF_* names, what can be shown. */
 static int fill_facts(const struct session *s, struct snapshot *snap)
 {
@@ -531,6 +552,8 @@ int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 	snap->wall = sysinfo_now();
 	snap->kvm_read_gap = s->kvm_read_gap;
 	if (!err)
+		err = own_names(snap);
+	if (!err)
 		err = fill_facts(s, snap);
 	if (!err && s->n_kvm) {
 		snap->kvm = calloc(s->n_kvm, sizeof(*snap->kvm));
@@ -561,6 +584,22 @@ void session_mark(struct session *s)
 {
 	for (size_t i = 0; i < s->n_kvm; i++)
 		vm_stats_mark(&s->kvm[i]);
+}
+
+void session_forget(struct session *s, int pid)
+{
+	size_t kept = 0;
+
+	collector_forget_process(&s->c, pid);
+	s->timeline_seen -= mmu_extras_forget(&s->extras, pid, s->timeline_seen);
+	for (size_t i = 0; i < s->n_kvm; i++) {
+		if (s->kvm[i].pid == pid) {
+			vm_stats_close(&s->kvm[i]);
+			continue;
+		}
+		s->kvm[kept++] = s->kvm[i];
+	}
+	s->n_kvm = kept;
 }
 
 void session_stop(struct session *s)

@@ -30,6 +30,7 @@ struct session_opts {
 	bool lock;		   /* the mmu_lock probes */
 	bool events;		   /* the MMU lifecycle and timeline probes */
 	bool kvm_stats;		   /* KVM's own counters of the traced VMs */
+	bool kvm_stats_quiet;	   /* the caller says why they cannot be read (kvm_err) */
 	/* the VMs: -p PIDs and names (none and no command: every VM) */
 	const struct proc_spec *specs;
 	int n_specs;
@@ -84,6 +85,13 @@ int session_read(struct session *s, struct model *m, bool final);
 int session_snapshot(struct session *s, struct snapshot *snap, bool final);
 /* A snapshot without figures: how they are had (the probes, names, what cannot be shown). */
 int session_facts(const struct session *s, struct snapshot *snap);
+/*
+ * PID has exited and its last figures were shown: it leaves the session
+ * (its retired threads, names, timeline and KVM counters), so that a long
+ * run with VMs coming and going keeps its memory flat (kvmmmu-top; the
+ * exporter). kvmmmu-hist keeps every VM for its summary.
+ */
+void session_forget(struct session *s, int pid);
 /* KVM's counters: intervals start here. */
 void session_mark(struct session *s);
 bool session_is_traced(const struct session *s, int pid);

@@ -67,8 +67,12 @@ static void drop_gone(struct top *t)
 			t->gone[k].frame = t->frames;
 			t->n_gone++;
 		}
-		if (k < t->n_gone && t->frames - t->gone[k].frame >= GONE_FRAMES)
+		if (k < t->n_gone && t->frames - t->gone[k].frame >= GONE_FRAMES) {
+			/* shown long enough: it leaves the session, and memory stays flat */
+			session_forget(&t->s, r->pid);
+			t->gone[k] = t->gone[--t->n_gone];
 			continue;
+		}
 		t->table.rows[kept++] = *r;
 	}
 	t->table.n = kept;

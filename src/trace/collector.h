@@ -178,6 +178,8 @@ int probe_mode_parse(const char *s, enum probe_mode *mode);
 bool collector_hist_available(const struct collector *c, int hist, const char **why);
 /* Attaches BP of any object: kprobes through the collector's tracefs events (kprobes.h). */
 struct bpf_link *collector_attach_program(struct collector *c, struct bpf_program *bp);
+/* PID has exited and its last figures were reported: it leaves the collector (bounded state). */
+void collector_forget_process(struct collector *c, int pid);
 /* Whether PID was seen and has exited since. */
 bool collector_process_gone(const struct collector *c, int pid);
 /* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */

@@ -459,6 +459,31 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
 	return err;
 }
 
+size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before)
+{
+	size_t kept = 0, gone_before = 0;
+
+	for (size_t i = 0; i < x->n_retired_lock; i++)
+		if ((int)x->retired_lock[i].key.tgid != pid)
+			x->retired_lock[kept++] = x->retired_lock[i];
+	x->n_retired_lock = kept;
+	kept = 0;
+	for (size_t i = 0; i < x->n_retired_mmu; i++)
+		if ((int)x->retired_mmu[i].key.tgid != pid)
+			x->retired_mmu[kept++] = x->retired_mmu[i];
+	x->n_retired_mmu = kept;
+	kept = 0;
+	for (size_t i = 0; i < x->n_timeline; i++) {
+		if ((int)x->timeline[i].ev.tgid == pid) {
+			gone_before += i < before;
+			continue;
+		}
+		x->timeline[kept++] = x->timeline[i];
+	}
+	x->n_timeline = kept;
+	return gone_before;
+}
+
 void mmu_extras_close(struct mmu_extras *x)
 {
 	while (x->n_links)

@@ -69,6 +69,12 @@ int mmu_extras_open(struct mmu_extras *x, struct collector *c, bool lock, bool e
 void mmu_extras_poll(struct mmu_extras *x);
 /* Adds lock and lifecycle figures to M (after collector_read). */
 int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m);
+/*
+ * PID has exited and its last figures were reported: its retired threads and
+ * timeline events go. Returns how many of those events were among the first
+ * BEFORE (the caller's index into the timeline moves back by as many).
+ */
+size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before);
 void mmu_extras_close(struct mmu_extras *x);
 const char *timeline_kind_str(__u32 kind);
 

@@ -261,6 +261,38 @@ void collector_tick(struct collector *c)
 	}
 }
 
+void collector_forget_process(struct collector *c, int pid)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < c->n_retired; i++)
+		if ((int)c->retired[i].key.tgid != pid)
+			c->retired[kept++] = c->retired[i];
+	c->n_retired = kept;
+	/* its names go too: the index is rebuilt over what stays */
+	tdestroy(c->name_index, free);
+	c->name_index = NULL;
+	kept = 0;
+	for (size_t i = 0; i < c->n_names; i++) {
+		if (c->names[i].tgid == pid) {
+			free(c->names[i].vm_name);
+			continue;
+		}
+		c->names[kept++] = c->names[i];
+	}
+	c->n_names = kept;
+	for (size_t i = 0; i < c->n_names; i++) {
+		struct name_key *k = malloc(sizeof(*k));
+
+		if (!k)
+			break;
+		*k = (struct name_key){c->names[i].tgid, c->names[i].tid, i};
+		if (!tsearch(k, &c->name_index, name_key_cmp))
+			free(k);
+	}
+	vcpu_map_forget(&c->vcpus, pid);
+}
+
 bool collector_process_gone(const struct collector *c, int pid)
 {
 	const struct thread_name *n = find_name(c, pid, 0);

@@ -178,6 +178,16 @@ int vcpu_map_lookup(const struct vcpu_map *m, int pid, int tid)
 	return -1;
 }
 
+void vcpu_map_forget(struct vcpu_map *m, int pid)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].pid != pid)
+			m->e[kept++] = m->e[i];
+	m->n = kept;
+}
+
 void vcpu_map_free(struct vcpu_map *m)
 {
 	free(m->e);

@@ -37,6 +37,8 @@ int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid);
 int vcpu_map_lookup(const struct vcpu_map *m, int pid, int tid);
 /* vCPU ids PID has created (kvm-vcpu fds), into IDS (capacity MAX); returns the count. */
 int vcpu_fds(const char *proc_root, int pid, int *ids, size_t max);
+/* Drops PID's threads (an exited VM). */
+void vcpu_map_forget(struct vcpu_map *m, int pid);
 void vcpu_map_free(struct vcpu_map *m);
 
 #endif

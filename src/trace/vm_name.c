@@ -143,26 +143,39 @@ int vm_name_parse(const char *cmdline, size_t len, const char *cgroup, const cha
 	return out->name ? 0 : -ENOMEM;
 }
 
-/* PATH's contents, NUL-terminated, in *BUF (malloc()ed); its length, or -errno. */
+/* PATH's contents, NUL-terminated, in *BUF (malloc()ed, grown as needed); its length, or -errno. */
 static ssize_t read_file(const char *path, char **buf)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
+	size_t len = 0, cap = 4096;
 	ssize_t n;
 
 	*buf = NULL;
 	if (fd < 0)
 		return -errno;
-	*buf = malloc(MAX_PROC_FILE + 1);
-	if (!*buf) {
-		close(fd);
-		return -ENOMEM;
+	*buf = malloc(cap + 1);
+	while (*buf && (n = read(fd, *buf + len, cap - len)) > 0) {
+		char *more;
+
+		len += (size_t)n;
+		if (len < cap)
+			continue;
+		if (cap >= MAX_PROC_FILE)
+			break; /* a command line this long is cut */
+		cap *= 2;
+		more = realloc(*buf, cap + 1);
+		if (!more) {
+			free(*buf);
+			*buf = NULL;
+		} else {
+			*buf = more;
+		}
 	}
-	while (len < MAX_PROC_FILE && (n = read(fd, *buf + len, MAX_PROC_FILE - len)) > 0)
-		len += n;
 	close(fd);
+	if (!*buf)
+		return -ENOMEM;
 	(*buf)[len] = '\0';
-	return len;
+	return (ssize_t)len;
 }
 
 int vm_name_read(const char *proc_root, int pid, const char *comm, struct vm_name *out)

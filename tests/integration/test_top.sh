@@ -46,6 +46,23 @@ for vm in web:2 db:3; do
 done
 check top/batch-exited-marked "no exited VM in a frame" grep -q '^top-web\*' "$TMP/b.out"
 
+# --- VMs coming and going: exited ones leave the session, and memory stays flat
+"$TOP" -b -d 0.2 -p 'top-churn' >"$TMP/churn.out" 2>&1 &
+tp=$!
+# (the allocator warms up over the first hundred or so; kept state would add ~80 KiB a VM)
+for i in $(seq 120); do "$LOAD" --name top-churn-$i --vcpus 2 --mem 1M >/dev/null 2>&1; done
+sleep 1
+r1=$(awk '/^VmRSS:/ { print $2 }' /proc/$tp/status)
+for i in $(seq 121 240); do "$LOAD" --name top-churn-$i --vcpus 2 --mem 1M >/dev/null 2>&1; done
+sleep 1.5
+r2=$(awk '/^VmRSS:/ { print $2 }' /proc/$tp/status)
+kill -INT $tp
+wait $tp
+check top/churn-memory-flat "RSS $r1 KiB after 120 VMs, $r2 KiB after 240" test $((r2 - r1)) -lt 3072
+check top/churn-saw-vms "no churned VM in the frames" grep -q '^top-churn-1[0-9]*\*\? ' "$TMP/churn.out"
+last=$(awk '/kvmmmu-top:/ { n = $3 } END { print n }' "$TMP/churn.out")
+check top/churn-exited-dropped "the last frame shows $last VMs" test "$last" = 0
+
 # --- the screen, in tmux: a VM's row, drill-down, sort, pause, help, quit
 if ! command -v tmux >/dev/null; then
 	skip top/screen "no tmux (make deps installs it)"
