@@ -15,6 +15,7 @@
 #include "array.h"
 #include "cli.h"
 #include "derive.h"
+#include "plot.h"
 #include "log.h"
 #include "parse.h"
 #include "stats.h"
@@ -23,14 +24,6 @@
 const char *log_prog = "kvmmmu-diff";
 bool log_verbose;
 
-#define MAX_RUNS 64
-
-struct side {
-	char name[32];
-	struct run runs[MAX_RUNS];
-	size_t n;
-};
-
 struct diff_env {
 	const char *args[2];
 	int n_args;
@@ -38,6 +31,7 @@ struct diff_env {
 	bool holm, all, csv;
 	const char *filter;
 	regex_t re;
+	const char *plot;
 };
 
 const char *argp_program_version = "kvmmmu-diff " KVMMMU_VERSION;
@@ -63,6 +57,8 @@ static const struct argp_option options[] = {
 	{"all", 'A', NULL, 0, "Show unchanged rows too (default: changed rows and key figures)", 0},
 	{"filter", 'f', "REGEX", 0, "Only metrics matching REGEX", 0},
 	{"format", 'F', "text|csv", 0, "Output format (default text)", 0},
+	{"plot", 'P', "FILE", 0, "Also draw the distributions and shares with gnuplot (.png, .svg)",
+	 0},
 	{},
 };
 
@@ -99,6 +95,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (strcmp(arg, "text") && strcmp(arg, "csv"))
 			usage_error("--format '%s': expected text or csv", arg);
 		env->csv = !strcmp(arg, "csv");
+		break;
+	case 'P':
+		env->plot = arg;
 		break;
 	case ARGP_KEY_ARG:
 		if (env->n_args == 2)
@@ -226,21 +225,6 @@ static const char *human(char *buf, size_t len, double v)
 	return buf;
 }
 
-/* Pools a latency figure's histograms over a side's runs, for its quantile bucket. */
-static void pool(const struct side *s, const struct scalar *k, struct kvmmmu_hist *h)
-{
-	memset(h, 0, sizeof(*h));
-	for (size_t i = 0; i < s->n; i++) {
-		const struct scalar *x = run_find(&s->runs[i], k->vm, k->vcpu, k->metric);
-
-		if (!x || !x->hist)
-			continue;
-		for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS; b++)
-			h->slots[b] += x->hist->slots[b];
-		h->count += x->hist->count;
-	}
-}
-
 static double quantile_of(const char *metric)
 {
 	static const struct {
@@ -334,8 +318,8 @@ int main(int argc, char **argv)
 		if (q >= 0 && r->key->hist) {
 			struct kvmmmu_hist ha, hb;
 
-			pool(&a, r->key, &ha);
-			pool(&b, r->key, &hb);
+			side_pool(&a, r->key, &ha);
+			side_pool(&b, r->key, &hb);
 			r->same_bucket = stats_hist_quantile_bucket(&ha, q) ==
 					 stats_hist_quantile_bucket(&hb, q);
 		}
@@ -426,8 +410,8 @@ int main(int argc, char **argv)
 
 			if (!r->key->hist || len < 5 || strcmp(r->key->metric + len - 5, " mean"))
 				continue;
-			pool(&a, r->key, &ha);
-			pool(&b, r->key, &hb);
+			side_pool(&a, r->key, &ha);
+			side_pool(&b, r->key, &hb);
 			char who[96];
 
 			if (r->key->vcpu >= 0)
@@ -440,6 +424,8 @@ int main(int argc, char **argv)
 			       stats_wasserstein_log2(&ha, &hb), a.name);
 		}
 	}
+	if (env.plot && diff_plot(env.plot, &a, &b))
+		err = 1;
 	for (size_t i = 0; i < a.n; i++)
 		run_free(&a.runs[i]);
 	for (size_t i = 0; i < b.n; i++)

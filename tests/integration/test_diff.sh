@@ -63,6 +63,20 @@ check diff/csv-row "$l" eval 'echo "$l" | awk -F, "{ exit !(\$4 > 0 && \$7 > \$4
 "$DIFF" "$TMP/la1.csv" "$TMP/lb1.csv" >"$TMP/load.out" 2>&1
 check diff/load-phase-rows "$(head -8 "$TMP/load.out")" grep -q 'load iteration_1_dirty_memory_s' "$TMP/load.out"
 
+# --plot: the distributions and shares, drawn by gnuplot
+if command -v gnuplot >/dev/null; then
+	"$DIFF" --plot "$TMP/ab.png" "N=$a" "Y=$b" >/dev/null 2>"$TMP/plot.err"
+	check diff/plot-png "$(cat "$TMP/plot.err") $(file "$TMP/ab.png")" \
+		eval 'file "$TMP/ab.png" | grep -q "PNG image data, 1100 x 720"'
+	"$DIFF" --plot "$TMP/ab.svg" "N=$a" "Y=$b" >/dev/null 2>&1
+	check diff/plot-svg "no svg" grep -q '<svg' "$TMP/ab.svg"
+	check diff/plot-titles "no VM panel title" grep -q 'VM vm1: walk_to_spte_ns' "$TMP/ab.svg"
+	check diff/plot-no-temp-files "$(ls -d /tmp/kvmmmu-plot.* 2>/dev/null)" \
+		eval '! ls -d /tmp/kvmmmu-plot.* >/dev/null 2>&1'
+else
+	skip diff/plot "no gnuplot (make deps installs gnuplot-nox)"
+fi
+
 # bad input: one line on stderr, exit 1 (files) or 2 (usage)
 bad() {
 	local name=$1 want=$2
@@ -89,6 +103,7 @@ bad same-side-twice 2 "$TMP/a1.csv" "$TMP/a1.csv"
 bad empty-name 1 "=$TMP/a1.csv" "$TMP/b1.csv"
 bad one-side 2 "$TMP/a1.csv"
 bad bad-alpha 2 --alpha 2 "$TMP/a1.csv" "$TMP/b1.csv"
+bad plot-extension 1 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
 "$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1 | grep -q 'line [0-9]*: expected 9 fields' &&
 	pass diff/truncated-row-line-number || fail diff/truncated-row-line-number "$("$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1)"
 exit 0

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "plot.h"
+#include "log.h"
+#include "stats.h"
+
+#define MAX_PANELS 32
+
+void side_pool(const struct side *s, const struct scalar *k, struct kvmmmu_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; i < s->n; i++) {
+		const struct scalar *x = run_find(&s->runs[i], k->vm, k->vcpu, k->metric);
+
+		if (!x || !x->hist)
+			continue;
+		for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS; b++)
+			h->slots[b] += x->hist->slots[b];
+		h->count += x->hist->count;
+	}
+}
+
+/* The CDF of H at its buckets' upper bounds, as gnuplot data (one index block). */
+static void write_cdf(FILE *f, const struct kvmmmu_hist *h)
+{
+	__u64 seen = 0;
+
+	for (__u32 b = 0; b + 1 < KVMMMU_HIST_BUCKETS && h->count; b++) {
+		if (!h->slots[b] && !seen)
+			continue;
+		seen += h->slots[b];
+		fprintf(f, "%llu %.6f\n", (unsigned long long)kvmmmu_hist_slot_high(b) + 1,
+			(double)seen / (double)h->count);
+		if (seen >= h->count)
+			break;
+	}
+	fprintf(f, "\n\n");
+}
+
+/* A's and B's medians of every share (metric "... %") of VM, as "label a b" lines. */
+static int write_shares(FILE *f, const struct side *a, const struct side *b, const char *vm)
+{
+	const struct run *r0 = &a->runs[0];
+	int n = 0;
+
+	for (size_t k = 0; k < r0->n; k++) {
+		const struct scalar *s = &r0->s[k];
+		double va[MAX_RUNS], vb[MAX_RUNS];
+		size_t na = 0, nb = 0;
+		size_t len = strlen(s->metric);
+
+		if (s->vcpu >= 0 || strcmp(s->vm, vm) || len < 2 ||
+		    strcmp(s->metric + len - 2, " %"))
+			continue;
+		for (size_t i = 0; i < a->n; i++) {
+			const struct scalar *x = run_find(&a->runs[i], vm, -1, s->metric);
+
+			if (x)
+				va[na++] = x->value;
+		}
+		for (size_t i = 0; i < b->n; i++) {
+			const struct scalar *x = run_find(&b->runs[i], vm, -1, s->metric);
+
+			if (x)
+				vb[nb++] = x->value;
+		}
+		/* a share that is nothing on both sides says nothing */
+		if (!nb || (!stats_median(va, na) && !stats_median(vb, nb)))
+			continue;
+		fprintf(f, "\"%.*s\" %.4f %.4f\n", (int)(len - 2), s->metric, stats_median(va, na),
+			stats_median(vb, nb));
+		n++;
+	}
+	return n;
+}
+
+static const char *label(const struct side *s)
+{
+	const char *l = csv_table_meta(&s->runs[0].table, "label");
+
+	return l && *l ? l : s->name;
+}
+
+int diff_plot(const char *path, const struct side *a, const struct side *b)
+{
+	char dir[] = "/tmp/kvmmmu-plot.XXXXXX", script[64], data[96];
+	const struct run *r0 = &a->runs[0];
+	const char *ext = strrchr(path, '.');
+	bool svg = ext && !strcmp(ext, ".svg");
+	int panels = 0, status, err = 0;
+	FILE *g;
+	pid_t pid;
+
+	if (!ext || (strcmp(ext, ".png") && !svg)) {
+		elog("--plot '%s': the file must end in .png or .svg", path);
+		return -EINVAL;
+	}
+	if (!mkdtemp(dir)) {
+		elog("--plot: cannot make a temporary directory: %s", strerror(errno));
+		return -errno;
+	}
+	snprintf(script, sizeof(script), "%s/plot.gp", dir);
+	g = fopen(script, "w");
+	if (!g) {
+		err = -errno;
+		goto out;
+	}
+	/* count the panels first: the page's height follows */
+	for (size_t k = 0; k < r0->n; k++) {
+		const struct scalar *s = &r0->s[k];
+		size_t len = strlen(s->metric);
+
+		if (s->vcpu < 0 && ((s->hist && len > 5 && !strcmp(s->metric + len - 5, " mean")) ||
+				    !strcmp(s->metric, "faults")))
+			panels++;
+	}
+	panels = panels > MAX_PANELS ? MAX_PANELS : panels;
+	if (!panels) {
+		elog("--plot: nothing to plot (no VM figures in %s)", r0->path);
+		fclose(g);
+		err = -ENOENT;
+		goto out;
+	}
+	fprintf(g, "set terminal %s size 1100,%d noenhanced font 'sans,10'\n",
+		svg ? "svg" : "pngcairo", 360 * panels);
+	fprintf(g, "set output '%s'\n", path);
+	fprintf(g,
+		"set multiplot layout %d,1 title 'kvmmmu-diff: %s (%s, %zu run%s) vs %s (%s, %zu "
+		"run%s)'\n",
+		panels, a->name, label(a), a->n, a->n == 1 ? "" : "s", b->name, label(b), b->n,
+		b->n == 1 ? "" : "s");
+	fprintf(g, "set grid\nset key bottom right\n");
+	for (size_t k = 0, p = 0; k < r0->n && p < (size_t)panels; k++) {
+		const struct scalar *s = &r0->s[k];
+		size_t len = strlen(s->metric);
+		struct kvmmmu_hist ha, hb;
+		FILE *d;
+
+		if (s->vcpu >= 0)
+			continue;
+		snprintf(data, sizeof(data), "%s/panel%zu.dat", dir, p);
+		if (!strcmp(s->metric, "faults")) {
+			/* the VM's outcome and path shares, A's bars beside B's */
+			d = fopen(data, "w");
+			if (!d || !write_shares(d, a, b, s->vm)) {
+				if (d)
+					fclose(d);
+				continue;
+			}
+			fclose(d);
+			fprintf(g,
+				"set title 'VM %s: outcomes and paths, %% of faults (medians)'\n"
+				"unset logscale x\nset xlabel ''\nset ylabel '%% of faults'\n"
+				"set yrange [0:105]\nset xrange [*:*]\nset style data histograms\n"
+				"set style histogram clustered gap 1\nset style fill solid 0.8 "
+				"border -1\n"
+				"set xtics rotate by -25 nomirror\n"
+				"plot '%s' using 2:xtic(1) title '%s', '' using 3 title '%s'\n"
+				"set xtics norotate\nset style data lines\n",
+				s->vm, data, a->name, b->name);
+			p++;
+			continue;
+		}
+		if (!s->hist || len <= 5 || strcmp(s->metric + len - 5, " mean"))
+			continue;
+		side_pool(a, s, &ha);
+		side_pool(b, s, &hb);
+		d = fopen(data, "w");
+		if (!d)
+			continue;
+		write_cdf(d, &ha);
+		write_cdf(d, &hb);
+		fclose(d);
+		fprintf(g,
+			"set title 'VM %s: %.*s, the share of faults at or under a latency "
+			"(shifted by %.2f doublings)'\n"
+			"set logscale x 10\nset format x '%%.0s%%cs'\nset xlabel 'latency'\n"
+			"set ylabel 'fraction of faults'\nset yrange [0:1.02]\nset xrange [*:*]\n"
+			"plot '%s' index 0 using ($1/1e9):2 with steps lw 2 title '%s (%llu "
+			"samples)', "
+			"'' index 1 using ($1/1e9):2 with steps lw 2 title '%s (%llu samples)'\n"
+			"unset logscale x\nset format x '%%g'\n",
+			s->vm, (int)(len - 5), s->metric, stats_wasserstein_log2(&ha, &hb), data,
+			a->name, (unsigned long long)ha.count, b->name,
+			(unsigned long long)hb.count);
+		p++;
+	}
+	fprintf(g, "unset multiplot\n");
+	if (fclose(g)) {
+		err = -errno;
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		err = -errno;
+		goto out;
+	}
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		if (null >= 0)
+			dup2(null, STDOUT_FILENO);
+		execlp("gnuplot", "gnuplot", script, (char *)NULL);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		elog("--plot: %s", WIFEXITED(status) && WEXITSTATUS(status) == 127
+					   ? "gnuplot is not installed (Debian: gnuplot-nox)"
+					   : "gnuplot failed (its message is above)");
+		err = -EIO;
+	}
+out:
+	if (err && err != -EIO && err != -ENOENT && err != -EINVAL)
+		elog("--plot: %s", strerror(-err));
+	/* the temporary files go, whatever happened */
+	for (int p = 0; p < MAX_PANELS; p++) {
+		snprintf(data, sizeof(data), "%s/panel%d.dat", dir, p);
+		unlink(data);
+	}
+	unlink(script);
+	rmdir(dir);
+	return err;
+}
