@@ -256,10 +256,15 @@ int main(int argc, char **argv)
 	cli_parse(&argp, argc, argv, 0, &env);
 	if (!strcmp(env.args[0], env.args[1]))
 		usage_error("both sides are '%s': give two different sides", env.args[0]);
-	if (load_side(&a, env.args[0], "A") || load_side(&b, env.args[1], "B"))
-		return 1;
-	if (!strcmp(a.name, b.name))
-		usage_error("both sides are named %s", a.name);
+	if (load_side(&a, env.args[0], "A") || load_side(&b, env.args[1], "B")) {
+		err = 1;
+		goto out;
+	}
+	if (!strcmp(a.name, b.name)) {
+		elog("both sides are named %s", a.name);
+		err = 2;
+		goto out;
+	}
 	/* rows: every (VM, vCPU, metric) of A's runs that B's runs have too */
 	for (size_t i = 0; i < a.n; i++) {
 		for (size_t k = 0; k < a.runs[i].n; k++) {
@@ -278,7 +283,8 @@ int main(int argc, char **argv)
 			r = array_grow(rows, n_rows + 1, &cap, sizeof(*rows));
 			if (!r) {
 				elog("out of memory");
-				return 1;
+				err = 1;
+				goto out;
 			}
 			rows = r;
 			memset(&rows[n_rows], 0, sizeof(*rows));
@@ -304,7 +310,8 @@ int main(int argc, char **argv)
 	if (!n_rows) {
 		elog("%s and %s have no figure in common (VM names, vCPUs and metrics differ)",
 		     a.name, b.name);
-		return 1;
+		err = 1;
+		goto out;
 	}
 	for (size_t i = 0; i < n_rows; i++) {
 		struct row *r = &rows[i];
@@ -426,6 +433,7 @@ int main(int argc, char **argv)
 	}
 	if (env.plot && diff_plot(env.plot, &a, &b))
 		err = 1;
+out:
 	for (size_t i = 0; i < a.n; i++)
 		run_free(&a.runs[i]);
 	for (size_t i = 0; i < b.n; i++)

@@ -263,7 +263,8 @@ void top_table_sort(struct top_table *t, enum top_sort key, bool invert)
 {
 	sort_key = key;
 	sort_invert = invert;
-	qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
+	if (t->n > 1) /* no rows: rows may be NULL, which qsort() must not get */
+		qsort(t->rows, t->n, sizeof(*t->rows), cmp_rows);
 }
 
 void top_table_free(struct top_table *t)

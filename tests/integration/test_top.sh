@@ -58,7 +58,12 @@ sleep 1.5
 r2=$(awk '/^VmRSS:/ { print $2 }' /proc/$tp/status)
 kill -INT $tp
 wait $tp
-check top/churn-memory-flat "RSS $r1 KiB after 120 VMs, $r2 KiB after 240" test $((r2 - r1)) -lt 3072
+if ldd "$TOP" 2>/dev/null | grep -q libasan; then
+	# ASan keeps freed memory in quarantine: RSS says nothing here (the other passes check it)
+	skip top/churn-memory-flat "an ASan build: RSS includes its quarantine of freed memory"
+else
+	check top/churn-memory-flat "RSS $r1 KiB after 120 VMs, $r2 KiB after 240" test $((r2 - r1)) -lt 3072
+fi
 check top/churn-saw-vms "no churned VM in the frames" grep -q '^top-churn-1[0-9]*\*\? ' "$TMP/churn.out"
 last=$(awk '/kvmmmu-top:/ { n = $3 } END { print n }' "$TMP/churn.out")
 check top/churn-exited-dropped "the last frame shows $last VMs" test "$last" = 0

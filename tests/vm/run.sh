@@ -27,7 +27,7 @@ CHECKS=$(echo "${KVMMMU_VM_CHECKS:-}" | tr ' ' ,)
 MARK=@@KVMMMU@@
 KERNELS=${*:-${KVMMMU_VM_KERNELS:-$(cd $VMDIR/kernels && ls -- *.conf | sed 's/\.conf$//' | sort -V)}}
 KERNELS=$(echo "$KERNELS" | tr , ' ')
-APPS="kvmmmu-check kvmmmu-hist kvmmmu-load"
+APPS="kvmmmu-check kvmmmu-hist kvmmmu-load kvmmmu-diff"
 # SVM with 4-level nested paging (-cpu max has la57: 5-level NPT). Two CPUs
 # for the two vCPU threads, emulated by one host thread: with multi-threaded
 # TCG the guest hung (soft lockups in kvmmmu-check, then silence) in about
@@ -165,6 +165,7 @@ make_initramfs() {
 	depmod -b "$r" "$KV" || return 1
 	cp $VMDIR/init "$r/init"
 	cp $VMDIR/guest-checks.sh "$r/kvmmmu/guest-checks.sh"
+	cp $VMDIR/../../scripts/tdp-ab.sh "$r/kvmmmu/tdp-ab.sh"
 	cp "$VMDIR/kernels/$name.conf" "$r/kvmmmu/kernel.conf"
 	chmod 755 "$r/init"
 	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$out"
