@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -466,6 +467,27 @@ bool session_done(struct session *s)
 	return command_done(s) || targets_gone(s);
 }
 
+/*
+ * With a selection (-p, a command), a process that exited without being
+ * selected (its name did not match) is never shown: it leaves at once.
+ */
+static void forget_unselected(struct session *s)
+{
+	int gone[64];
+	size_t n = 0;
+
+	if (!s->opts.n_specs && !s->opts.command)
+		return;
+	for (size_t i = 0; i < s->c.n_names && n < sizeof(gone) / sizeof(gone[0]); i++) {
+		const struct thread_name *p = &s->c.names[i];
+
+		if (!p->tid && p->gone && !session_is_traced(s, p->tgid))
+			gone[n++] = p->tgid;
+	}
+	for (size_t i = 0; i < n; i++)
+		session_forget(s, gone[i]);
+}
+
 int session_read(struct session *s, struct model *m, bool final)
 {
 	double read_at;
@@ -482,6 +504,8 @@ int session_read(struct session *s, struct model *m, bool final)
 		err = mmu_extras_read(&s->extras, &s->c, m);
 	if (!err)
 		retain_traced(s, m);
+	if (!final)
+		forget_unselected(s);
 	return err;
 }
 
@@ -600,6 +624,8 @@ void session_forget(struct session *s, int pid)
 		s->kvm[kept++] = s->kvm[i];
 	}
 	s->n_kvm = kept;
+	/* a long run's churn leaves freed heap behind: give it back, so memory stays flat */
+	malloc_trim(0);
 }
 
 void session_stop(struct session *s)

@@ -52,7 +52,8 @@ static const struct argp_option options[] = {
 	{"probe-mode", OPT_PROBE_MODE, "MODE", 0, "auto (default), fentry, kprobe or tracepoint",
 	 0},
 	{"sample", OPT_SAMPLE, "N", 0, "Time 1 fault in N (every fault is still counted)", 0},
-	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
+	{"verbose", 'v', NULL, 0,
+	 "Show libbpf's messages; batch mode: what the session keeps, at each frame", 0},
 	{},
 };
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <bpf/libbpf.h>
+#include <malloc.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,33 +48,46 @@ static void handle_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* Exited VMs: kept GONE_FRAMES refreshes after the one that first saw them gone. */
-static void drop_gone(struct top *t)
+/*
+ * Exited VMs: shown, marked, for GONE_FRAMES refreshes after the one that
+ * first saw them gone, then they leave the session (memory stays flat over
+ * a long run), whether or not a row showed them (a filter, a vCPU view).
+ */
+static void age_gone(struct top *t, const struct snapshot *cur)
 {
-	size_t kept = 0;
-
-	for (size_t i = 0; i < t->table.n; i++) {
-		struct top_row *r = &t->table.rows[i];
+	for (size_t i = 0; i < cur->m.n_vms; i++) {
+		const struct vm_row *vm = &cur->m.vms[i];
 		size_t k;
 
-		if (!r->gone) {
-			t->table.rows[kept++] = *r;
+		if (!vm->gone)
 			continue;
-		}
-		for (k = 0; k < t->n_gone && t->gone[k].pid != r->pid; k++)
+		for (k = 0; k < t->n_gone && t->gone[k].pid != vm->pid; k++)
 			;
 		if (k == t->n_gone && t->n_gone < TOP_MAX_GONE) {
-			t->gone[k].pid = r->pid;
+			t->gone[k].pid = vm->pid;
 			t->gone[k].frame = t->frames;
 			t->n_gone++;
 		}
 		if (k < t->n_gone && t->frames - t->gone[k].frame >= GONE_FRAMES) {
-			/* shown long enough: it leaves the session, and memory stays flat */
-			session_forget(&t->s, r->pid);
+			session_forget(&t->s, vm->pid);
 			t->gone[k] = t->gone[--t->n_gone];
-			continue;
 		}
-		t->table.rows[kept++] = *r;
+	}
+}
+
+/* Rows of VMs that have left the session this refresh: not shown again. */
+static void drop_forgotten(struct top *t)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < t->table.n; i++) {
+		const struct top_row *r = &t->table.rows[i];
+		bool tracked = !r->gone;
+
+		for (size_t k = 0; !tracked && k < t->n_gone; k++)
+			tracked = t->gone[k].pid == r->pid;
+		if (tracked)
+			t->table.rows[kept++] = *r;
 	}
 	t->table.n = kept;
 }
@@ -145,7 +159,8 @@ int top_refresh(struct top *t)
 	err = top_table_build(&t->table, &cur, ref, dt, t->since_start, t->vm_pid);
 	if (!err) {
 		top_table_sort(&t->table, t->sort, t->invert);
-		drop_gone(t);
+		age_gone(t, &cur);
+		drop_forgotten(t);
 		filter_rows(t);
 		t->frames++;
 	}
@@ -217,6 +232,18 @@ static void print_frame(struct top *t)
 	fflush(stdout);
 }
 
+/* -v: what the session keeps, and the heap in use: a long run's memory is bounded. */
+static void print_state(const struct top *t)
+{
+	struct mallinfo2 mi = mallinfo2();
+
+	fprintf(stderr,
+		"kvmmmu-top: state: %zu names, %zu retired threads, %zu timeline events, %zu "
+		"exited VMs shown; heap in use %zu KiB\n",
+		t->s.c.n_names, t->s.c.n_retired, t->s.extras.n_timeline, t->n_gone,
+		mi.uordblks / 1024);
+}
+
 static int run_batch(struct top *t)
 {
 	double next = sysinfo_monotonic() + FIRST_FRAME_S;
@@ -230,6 +257,8 @@ static int run_batch(struct top *t)
 		if (err)
 			break;
 		print_frame(t);
+		if (t->env.verbose)
+			print_state(t);
 		if (ferror(stdout))
 			break; /* | head: nobody reads any more */
 		if (t->env.count && (long)t->frames >= t->env.count)

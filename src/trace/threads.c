@@ -269,6 +269,11 @@ void collector_forget_process(struct collector *c, int pid)
 		if ((int)c->retired[i].key.tgid != pid)
 			c->retired[kept++] = c->retired[i];
 	c->n_retired = kept;
+	if (!kept) { /* 8 KiB a thread: a burst's worth is not kept for ever */
+		free(c->retired);
+		c->retired = NULL;
+		c->cap_retired = 0;
+	}
 	/* its names go too: the index is rebuilt over what stays */
 	tdestroy(c->name_index, free);
 	c->name_index = NULL;
