@@ -355,30 +355,28 @@ sleep 1
 TRACER_PIDS=($!)
 for ((i = 0; i < 300; i++)); do grep -q '^Tracing' "$TMP/cpu.out" && break; sleep 0.1; done
 sleep 2
-ticks() { awk '{ print $14 + $15 }' /proc/"$1"/stat; }
-c0=$(ticks "${TRACER_PIDS[0]}")
-t0=$(date +%s%N)
-sleep 10
-c1=$(ticks "${TRACER_PIDS[0]}")
-t1=$(date +%s%N)
+# cpu_pct PID SECS: PID's utime + stime over SECS seconds, in % of one CPU
+cpu_pct() {
+	local c0 c1 t0 t1
+	c0=$(awk '{ print $14 + $15 }' /proc/"$1"/stat)
+	t0=$(date +%s%N)
+	sleep "$2"
+	c1=$(awk '{ print $14 + $15 }' /proc/"$1"/stat)
+	t1=$(date +%s%N)
+	awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v ns=$((t1 - t0)) \
+		'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }'
+}
+CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 10)
 stop_tracer
-CPU_PCT=$(awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v ns=$((t1 - t0)) \
-	'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }')
-echo "  kvmmmu-hist used ${CPU_PCT}% of a CPU (utime + stime over $(((t1 - t0) / 1000000)) ms)"
+echo "  kvmmmu-hist used ${CPU_PCT}% of a CPU (utime + stime over 10 s)"
 # the same VMs (still running) under kvmmmu-top, refreshed every second
 "$BUILD/kvmmmu-top" -b -d 1 >"$TMP/top.out" 2>&1 &
 TRACER_PIDS=($!)
 for ((i = 0; i < 300; i++)); do grep -q 'kvmmmu-top:' "$TMP/top.out" && break; sleep 0.1; done
 sleep 1
-c0=$(ticks "${TRACER_PIDS[0]}")
-t0=$(date +%s%N)
-sleep 8
-c1=$(ticks "${TRACER_PIDS[0]}")
-t1=$(date +%s%N)
+TOP_CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 8)
 stop_tracer
-TOP_CPU_PCT=$(awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v ns=$((t1 - t0)) \
-	'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }')
-echo "  kvmmmu-top used ${TOP_CPU_PCT}% of a CPU (utime + stime over $(((t1 - t0) / 1000000)) ms)"
+echo "  kvmmmu-top used ${TOP_CPU_PCT}% of a CPU (utime + stime over 8 s)"
 for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
 for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 echo

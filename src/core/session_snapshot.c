@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session's snapshots (session.h): its figures, read by session_read(),
+ * with copies of everything a renderer needs, so that nothing live is
+ * reached from a snapshot.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session.h"
+#include "sysinfo.h"
+
+/* The VM names the model points at, copied: a snapshot outlives the VMs it shows. */
+static int own_names(struct snapshot *snap)
+{
+	snap->names = calloc(snap->m.n_vms + 1, sizeof(*snap->names));
+	if (!snap->names)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->m.n_vms; i++) {
+		struct vm_row *vm = &snap->m.vms[i];
+
+		if (!vm->name)
+			continue;
+		snap->names[snap->n_names] = strdup(vm->name);
+		if (!snap->names[snap->n_names])
+			return -ENOMEM;
+		vm->name = snap->names[snap->n_names++];
+	}
+	return 0;
+}
+
+/* How the figures are had: probes, RET_PF_* names, what can be shown. */
+static int fill_facts(const struct session *s, struct snapshot *snap)
+{
+	const struct collector *c = &s->c;
+	const struct mmu_extras *x = &s->extras;
+
+	snap->func_mode = c->func_mode;
+	snap->ret_pf.source = c->ret_pf.source;
+	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++)
+		if (c->ret_pf.name[r] && !(snap->ret_pf.name[r] = strdup(c->ret_pf.name[r])))
+			return -ENOMEM;
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		snap->hist_available[h] = collector_hist_available(c, h, &snap->hist_why[h]);
+	snap->probes = calloc(c->n_probes + x->n_probes + 1, sizeof(*snap->probes));
+	if (!snap->probes)
+		return -ENOMEM;
+	memcpy(snap->probes, c->probes, c->n_probes * sizeof(*snap->probes));
+	memcpy(snap->probes + c->n_probes, x->probes, x->n_probes * sizeof(*snap->probes));
+	snap->n_collector_probes = c->n_probes;
+	snap->n_probes = c->n_probes + x->n_probes;
+	snap->lock_ok = x->lock_ok;
+	snap->events_ok = x->events_ok;
+	snap->sample_every = s->opts.sample_every > 1 ? s->opts.sample_every : 1;
+	return 0;
+}
+
+int session_facts(const struct session *s, struct snapshot *snap)
+{
+	int err;
+
+	memset(snap, 0, sizeof(*snap));
+	snap->wall = sysinfo_now();
+	err = fill_facts(s, snap);
+	if (err)
+		snapshot_free(snap);
+	return err;
+}
+
+int session_snapshot(struct session *s, struct snapshot *snap, bool final)
+{
+	const struct mmu_extras *x = &s->extras;
+	int err;
+
+	memset(snap, 0, sizeof(*snap));
+	err = session_read(s, &snap->m, final);
+	snap->wall = sysinfo_now();
+	snap->kvm_read_gap = s->kvm_read_gap;
+	if (!err)
+		err = own_names(snap);
+	if (!err)
+		err = fill_facts(s, snap);
+	if (!err && s->n_kvm) {
+		snap->kvm = calloc(s->n_kvm, sizeof(*snap->kvm));
+		err = snap->kvm ? 0 : -ENOMEM;
+		for (size_t i = 0; !err && i < s->n_kvm; i++, snap->n_kvm++)
+			err = vm_stats_copy(&snap->kvm[i], &s->kvm[i]);
+	}
+	if (!err && x->n_timeline) {
+		snap->timeline = malloc(x->n_timeline * sizeof(*snap->timeline));
+		err = snap->timeline ? 0 : -ENOMEM;
+		if (!err) {
+			memcpy(snap->timeline, x->timeline,
+			       x->n_timeline * sizeof(*snap->timeline));
+			snap->n_timeline = x->n_timeline;
+		}
+	}
+	/* each timeline event is new in one snapshot only */
+	snap->timeline_new =
+		s->timeline_seen < snap->n_timeline ? s->timeline_seen : snap->n_timeline;
+	if (!err)
+		s->timeline_seen = snap->n_timeline;
+	else
+		snapshot_free(snap);
+	return err;
+}
