@@ -142,31 +142,31 @@ check exits/kill-csv-has-reports "no report rows" grep -q ',bpf,faults,' "$TMP/k
 check exits/csv-stdout-only-csv "$("$CSVLINT" "$TMP/stdout.csv" 2>&1 | head -2)" "$CSVLINT" "$TMP/stdout.csv"
 check exits/csv-stdout-report-on-stderr "no summary on stderr" grep -q '^Summary:' "$TMP/stderr.txt"
 
-# --- kvmmmu-check --validate killed while the VM is stopped: the VM runs on
+# --- kvmmmu-check --validate killed while the VM is stopped: the VM runs on.
+# The pause lasts milliseconds, too short to catch from a polling loop on a
+# busy or sanitized run; so gdb stops the checker inside its first snapshot
+# (session_read runs only while the checker holds the VM stopped), records
+# the VM's state there, and kills the checker with SIGKILL at that point.
 "$LOAD" --vcpus 1 --mem 8M --duration 30 >/dev/null 2>&1 &
 vm=$!
-sleep 0.5
-"$CHECK" --validate $vm 2 >"$TMP/v.out" 2>&1 &
-chk=$!
-caught=
-# no subshell in this loop: the pause lasts milliseconds
-while [ -e "/proc/$chk" ]; do
-	read -r line 2>/dev/null <"/proc/$vm/stat" || break
-	line=${line#*) }
-	if [ "${line%% *}" = T ]; then
-		kill -KILL $chk
-		caught=1
-		break
-	fi
-done
-wait $chk 2>/dev/null
-if [ -n "$caught" ]; then
-	sleep 0.5
-	check exits/validate-kill-resumes-vm "VM state $(state $vm) after the checker died" \
-		test "$(state $vm)" != T
+gdb -q -batch -ex 'break session_read' -ex run \
+	-ex "shell cat /proc/$vm/stat >$TMP/paused.stat" -ex kill \
+	--args "$CHECK" --validate $vm 2 >"$TMP/gdb.out" 2>&1
+paused=$(sed 's/.*) //; s/ .*//' "$TMP/paused.stat" 2>/dev/null)
+if [ "$paused" = T ]; then
+	resumed=
+	for i in $(seq 100); do
+		[ "$(state $vm)" != T ] && resumed=1 && break
+		sleep 0.05
+	done
+	check exits/validate-kill-resumes-vm "VM state $(state $vm) 5 s after the checker died" \
+		test -n "$resumed"
 else
-	fail exits/validate-kill-resumes-vm "never saw the VM paused (state $(state $vm))"
+	fail exits/validate-kill-resumes-vm \
+		"VM state ${paused:-unknown}, not T, in the checker's snapshot: $(tail -1 "$TMP/gdb.out")"
 fi
+# SIGCONT too: a stopped VM would hold SIGTERM pending and never end
 kill $vm 2>/dev/null
+kill -CONT $vm 2>/dev/null
 wait $vm 2>/dev/null
 exit 0
