@@ -155,7 +155,7 @@ gdb -q -batch -ex 'break session_read' -ex run \
 paused=$(sed 's/.*) //; s/ .*//' "$TMP/paused.stat" 2>/dev/null)
 if [ "$paused" = T ]; then
 	resumed=
-	for i in $(seq 100); do
+	for _ in $(seq 100); do
 		[ "$(state $vm)" != T ] && resumed=1 && break
 		sleep 0.05
 	done
