@@ -140,7 +140,7 @@ test-integration: all $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh integration
 
 # Debian's distro kernels under QEMU: fentry/kprobe, NPT, tdp_mmu=Y/N (tests/vm/).
-test-vm: all
+test-vm: all $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh vm
 
 demo: all

@@ -10,6 +10,9 @@
 
 /* RET_PF_* values index ret_pf[]; every kernel so far uses 0..6. */
 #define KVMMMU_RET_PF_SLOTS 16
+/* x86 page-fault error code: a reserved bit was set (MMIO SPTEs, arch/x86/include/asm/kvm_host.h)
+ */
+#define KVMMMU_PFERR_RSVD_MASK (1ULL << 3)
 
 /* Per-thread event counters. Keep kvmmmu_counter_names[] (src/trace/model.c) in sync. */
 enum kvmmmu_counter {

@@ -167,53 +167,86 @@ static const struct vcpu_row *find_row(const struct model *m, int pid, int vcpu)
 	return NULL;
 }
 
-/* Prints one pair; returns whether it agrees. */
+/* Prints one pair, for vCPU VCPU or the VM (vcpu < 0); returns whether it agrees. */
 static bool compare(int vcpu, const char *ours, __u64 bpf, const struct vm_stats *kvm,
 		    const char *theirs)
 {
 	uint64_t value;
+	char who[16];
 	bool agree;
 
-	if (vm_stats_get(kvm, vcpu, theirs, &value)) {
-		printf("  vCPU %-3d %-18s %12llu   %-14s %12s   (KVM has no such statistic)\n",
-		       vcpu, ours, (unsigned long long)bpf, theirs, "-");
+	if (vcpu < 0)
+		snprintf(who, sizeof(who), "VM");
+	else
+		snprintf(who, sizeof(who), "vCPU %d", vcpu);
+	if (vcpu < 0 ? vm_stats_sum(kvm, theirs, &value)
+		     : vm_stats_get(kvm, vcpu, theirs, &value)) {
+		printf("  %-8s %-18s %12llu   %-14s %12s   (KVM has no such statistic)\n", who,
+		       ours, (unsigned long long)bpf, theirs, "-");
 		return true;
 	}
 	agree = bpf == value;
-	printf("  vCPU %-3d %-18s %12llu   %-14s %12llu   %s\n", vcpu, ours,
-	       (unsigned long long)bpf, theirs, (unsigned long long)value,
-	       agree ? "agree" : "DISAGREE");
+	printf("  %-8s %-18s %12llu   %-14s %12llu   %s\n", who, ours, (unsigned long long)bpf,
+	       theirs, (unsigned long long)value, agree ? "agree" : "DISAGREE");
 	return agree;
 }
 
-static int compare_all(const struct session *s, const struct vm_stats *kvm,
-		       const struct model *before, const struct model *after, int pid)
+/* What kvmmmu counted between the snapshots: vCPU VCPU's, or the whole VM's (vcpu < 0). */
+static void counted(struct figures *d, const struct model *before, const struct model *after,
+		    int pid, int vcpu)
+{
+	const struct vm_row *vm = model_find_vm(after, pid);
+	static const struct figures zero;
+	static struct figures one; /* histograms included: kept off the stack */
+
+	memset(d, 0, sizeof(*d));
+	for (size_t i = 0; vm && i < vm->n_rows; i++) {
+		const struct vcpu_row *a = &vm->rows[i];
+		const struct vcpu_row *b = find_row(before, pid, a->vcpu);
+
+		if (vcpu >= 0 && a->vcpu != vcpu)
+			continue;
+		figures_sub(&one, &a->f, b ? &b->f : &zero);
+		figures_add(d, &one);
+	}
+}
+
+static int compare_one(const struct session *s, const struct vm_stats *kvm, const struct figures *d,
+		       int vcpu)
 {
 	int fixed = ret_pf_value(&s->c.ret_pf, "fixed");
 	int spurious = ret_pf_value(&s->c.ret_pf, "spurious");
+	int disagree = !compare(vcpu, "faults", d->counters[KVMMMU_FAULTS], kvm, "pf_taken");
+
+	if (fixed >= 0)
+		disagree += !compare(vcpu, "ret_pf_fixed", d->ret_pf[fixed], kvm, "pf_fixed");
+	if (spurious >= 0)
+		disagree +=
+			!compare(vcpu, "ret_pf_spurious", d->ret_pf[spurious], kvm, "pf_spurious");
+	return disagree +
+	       !compare(vcpu, "path_fast", d->counters[KVMMMU_PATH_FAST], kvm, "pf_fast");
+}
+
+/* Per vCPU; or VM-wide where KVM gives only sums (its debugfs, for a VMM without stats fds). */
+static int compare_all(const struct session *s, const struct vm_stats *kvm,
+		       const struct model *before, const struct model *after, int pid)
+{
+	static struct figures d;
 	int disagree = 0;
 
-	if (!kvm->n_vcpus) {
+	if (!kvm->n_vcpus && !kvm->vcpu_sums) {
 		elog("--validate: pid %d has no vCPU statistics to compare", pid);
 		return 1;
 	}
 	printf("\n  %-8s %-18s %12s   %-14s %12s\n", "", "kvmmmu", "", "KVM", "");
+	if (kvm->vcpu_sums) {
+		printf("  (KVM's debugfs: the VMM keeps no stats fd open, so VM-wide sums only)\n");
+		counted(&d, before, after, pid, -1);
+		return compare_one(s, kvm, &d, -1);
+	}
 	for (size_t i = 0; i < kvm->n_vcpus; i++) {
-		int vcpu = kvm->vcpus[i].vcpu;
-		const struct vcpu_row *a = find_row(after, pid, vcpu);
-		const struct vcpu_row *b = find_row(before, pid, vcpu);
-		static struct figures zero, d;
-
-		figures_sub(&d, a ? &a->f : &zero, b ? &b->f : &zero);
-		disagree += !compare(vcpu, "faults", d.counters[KVMMMU_FAULTS], kvm, "pf_taken");
-		if (fixed >= 0)
-			disagree +=
-				!compare(vcpu, "ret_pf_fixed", d.ret_pf[fixed], kvm, "pf_fixed");
-		if (spurious >= 0)
-			disagree += !compare(vcpu, "ret_pf_spurious", d.ret_pf[spurious], kvm,
-					     "pf_spurious");
-		disagree +=
-			!compare(vcpu, "path_fast", d.counters[KVMMMU_PATH_FAST], kvm, "pf_fast");
+		counted(&d, before, after, pid, kvm->vcpus[i].vcpu);
+		disagree += compare_one(s, kvm, &d, kvm->vcpus[i].vcpu);
 	}
 	return disagree;
 }
@@ -253,8 +286,9 @@ int check_validate(const struct check_env *env)
 	if (!kvm || (!kvm->have_vm && !kvm->n_vcpus)) {
 		elog("--validate: cannot read KVM's counters of pid %d: %s", pid,
 		     s.kvm_err == -EXDEV || !s.kvm_err
-			     ? "the VMM has no KVM binary stats fd open to share "
-			       "(QEMU opens them for QMP query-stats)"
+			     ? "the VMM keeps no KVM binary stats fd open (QEMU 7.2 opens one "
+			       "per QMP query-stats and closes it), and KVM's debugfs counters are "
+			       "not readable here (debugfs locked down, or not mounted)"
 			     : strerror(-s.kvm_err));
 		session_close(&s);
 		proc_spec_free(&spec);

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* KVM binary statistics reader (Documentation/virt/kvm/api.rst, KVM_GET_STATS_FD). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/kvm.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvm_stats.h"
@@ -112,6 +116,117 @@ int kvm_stats_open_kvm_fd(struct kvm_stats *s, int kvm_fd)
 	return kvm_stats_open(s, fd);
 }
 
+static uint32_t debugfs_type(const char *name, mode_t mode)
+{
+	if (!(mode & 0222))
+		return KVM_STATS_TYPE_INSTANT;
+	return strncmp(name, "max_", 4) ? KVM_STATS_TYPE_CUMULATIVE : KVM_STATS_TYPE_PEAK;
+}
+
+static bool is_hist(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 5 && !strcmp(name + n - 5, "_hist");
+}
+
+int kvm_stats_open_debugfs(struct kvm_stats *s, const char *dir)
+{
+	struct kvm_stat_desc_info *d;
+	struct dirent *e;
+	struct stat st;
+	size_t cap = 0;
+	DIR *listing;
+	int fd, err;
+
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	listing = fdopendir(dup(fd));
+	if (!listing) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	s->fd = fd;
+	s->debugfs = true;
+	s->id = strdup(dir);
+	err = s->id ? 0 : -ENOMEM;
+	while (!err && (e = readdir(listing))) {
+		if (e->d_name[0] == '.' || is_hist(e->d_name) || fstatat(fd, e->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (s->n_desc == cap) {
+			cap = cap ? 2 * cap : 64;
+			d = realloc(s->desc, cap * sizeof(*d));
+			if (!d) {
+				err = -ENOMEM;
+				break;
+			}
+			s->desc = d;
+		}
+		d = &s->desc[s->n_desc];
+		memset(d, 0, sizeof(*d));
+		d->name = strdup(e->d_name);
+		if (!d->name) {
+			err = -ENOMEM;
+			break;
+		}
+		d->flags = debugfs_type(e->d_name, st.st_mode);
+		d->size = 1;
+		d->value_index = s->n_desc++;
+	}
+	closedir(listing);
+	s->n_values = s->n_desc;
+	s->values = err ? NULL : calloc(s->n_values ? s->n_values : 1, sizeof(uint64_t));
+	if (!err && !s->values)
+		err = -ENOMEM;
+	if (!err && !s->n_desc)
+		err = -ENOENT;
+	if (!err)
+		err = kvm_stats_refresh(s);
+	if (err)
+		kvm_stats_close(s);
+	return err;
+}
+
+/*
+ * Each statistic's file, read whole ("123\n"), all or none: once the VM is
+ * gone its files are, and the values stay those of the last full reading.
+ */
+static int refresh_debugfs(struct kvm_stats *s)
+{
+	uint64_t *got = malloc((s->n_values ? s->n_values : 1) * sizeof(*got));
+	int err = got ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < s->n_desc; i++) {
+		int fd = openat(s->fd, s->desc[i].name, O_RDONLY | O_CLOEXEC);
+		char buf[32], *end;
+		ssize_t n;
+
+		if (fd < 0) {
+			err = -errno;
+			break;
+		}
+		n = read(fd, buf, sizeof(buf) - 1);
+		err = n < 0 ? -errno : n == 0 ? -EIO : 0;
+		close(fd);
+		if (err)
+			break;
+		buf[n] = '\0';
+		errno = 0;
+		got[i] = strtoull(buf, &end, 10);
+		if (errno || end == buf)
+			err = -EIO;
+	}
+	if (!err)
+		memcpy(s->values, got, s->n_values * sizeof(*got));
+	free(got);
+	return err;
+}
+
 int kvm_stats_refresh(struct kvm_stats *s)
 {
 	uint64_t *data;
@@ -119,6 +234,8 @@ int kvm_stats_refresh(struct kvm_stats *s)
 
 	if (s->fd < 0)
 		return -EBADF;
+	if (s->debugfs)
+		return refresh_debugfs(s);
 	if (!s->data_len)
 		return 0;
 	data = malloc(s->data_len);

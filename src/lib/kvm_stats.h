@@ -7,6 +7,7 @@
 #ifndef KVMMMU_KVM_STATS_H
 #define KVMMMU_KVM_STATS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,7 +22,8 @@ struct kvm_stat_desc_info {
 };
 
 struct kvm_stats {
-	int fd;
+	int fd;	      /* the stats fd; with debugfs, the VM's debugfs directory */
+	bool debugfs; /* read from KVM's debugfs files, one per statistic */
 	char *id;
 	uint32_t data_offset;
 	size_t n_desc;
@@ -40,6 +42,14 @@ int kvm_stats_parse(struct kvm_stats *s, const void *buf, size_t len);
 int kvm_stats_open(struct kvm_stats *s, int stats_fd);
 /* Issues KVM_GET_STATS_FD on a VM or vCPU fd, then kvm_stats_open. */
 int kvm_stats_open_kvm_fd(struct kvm_stats *s, int kvm_fd);
+/*
+ * The statistics in one of KVM's debugfs directories (/sys/kernel/debug/kvm/
+ * PID-FD: a VM's, its vCPUs' summed), for a VMM that keeps no stats fd open.
+ * A file's mode gives the type: KVM makes counters and peaks clearable
+ * (0644), instant values read-only; peaks are named max_*. Histograms are
+ * left out: debugfs shows their first bucket only.
+ */
+int kvm_stats_open_debugfs(struct kvm_stats *s, const char *dir);
 /* Re-reads the data block (values are live in the kernel). */
 int kvm_stats_refresh(struct kvm_stats *s);
 const struct kvm_stat_desc_info *kvm_stats_find(const struct kvm_stats *s, const char *name);

@@ -41,8 +41,9 @@ int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
 	va_end(copy);
 	if (level == LIBBPF_WARN)
 		log_parse_failed_prog(line, failed_prog, sizeof(failed_prog));
+	/* the whole message, not LINE: a verifier log runs to many KiB */
 	if (log_verbose || (level == LIBBPF_WARN && !log_libbpf_quiet))
-		return fputs(line, stderr);
+		return vfprintf(stderr, fmt, args);
 	return 0;
 }
 

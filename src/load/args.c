@@ -19,7 +19,7 @@ static const char usage[] =
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N]\n"
 	"                   [--duration SECS] [--thp] [--reclaim MS] [--thread-names STYLE]\n"
-	"                   [--name NAME] [--csv FILE|-]\n"
+	"                   [--name NAME] [--no-stats-fds] [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
@@ -49,6 +49,9 @@ static const char usage[] =
 	"                         vCPUs fault, and racing faults are retried\n"
 	"      --name NAME        the VM's name, given the way QEMU's -name gives it:\n"
 	"                         tools read it from the command line (kvmmmu-hist -p NAME)\n"
+	"      --no-stats-fds     keep no KVM binary stats fd open, as QEMU does between\n"
+	"                         its QMP query-stats: tools fall back to KVM's debugfs\n"
+	"                         (VM-wide figures); no statistics in the exit report\n"
 	"      --thp              back test memory with transparent huge pages\n"
 	"                         (default: MADV_NOHUGEPAGE, for reproducible counts)\n"
 	"      --thread-names STYLE  name vCPU threads like qemu (\"CPU N/KVM\", default),\n"
@@ -81,6 +84,7 @@ enum {
 	OPT_THP,
 	OPT_RECLAIM,
 	OPT_NAME,
+	OPT_NO_STATS_FDS,
 	OPT_CSV,
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
@@ -96,6 +100,7 @@ static const struct option long_opts[] = {
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
 	{"name", required_argument, NULL, OPT_NAME},
+	{"no-stats-fds", no_argument, NULL, OPT_NO_STATS_FDS},
 	{"shared", no_argument, NULL, OPT_SHARED},
 	{"guest-mode", required_argument, NULL, OPT_GUEST_MODE},
 	{"csv", required_argument, NULL, OPT_CSV},
@@ -207,6 +212,9 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_THP:
 			o->thp = true;
+			break;
+		case OPT_NO_STATS_FDS:
+			o->no_stats_fds = true;
 			break;
 		case OPT_NAME:
 			o->name = optarg; /* read from our command line by tools, as QEMU's -name */

@@ -55,6 +55,7 @@ struct load_opts {
 	unsigned int dirty_iters; /* 0: no dirty logging */
 	double duration;	  /* seconds, 0: not timed */
 	bool thp;
+	bool no_stats_fds;	 /* open none: tools must find KVM's counters elsewhere */
 	unsigned int reclaim_ms; /* 0: no reclaim thread */
 	const char *name;	 /* --name: for tools that read it from our command line */
 	const char *csv_path;
@@ -89,6 +90,7 @@ struct vm {
 	uint64_t test_size;
 	uint64_t test_gpa; /* TEST_GPA, or TEST_GPA_32 in 32-bit guest modes */
 	bool shared;	   /* every vCPU's region is the whole test memory */
+	bool no_stats_fds; /* --no-stats-fds */
 	enum guest_mode mode;
 	uint32_t test_flags; /* KVM_MEM_* flags currently set on TEST_SLOT */
 	bool manual_protect; /* KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE is on */

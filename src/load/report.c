@@ -207,8 +207,9 @@ void report_kvm_stats(struct vm *vm)
 	if (vm->have_stats && kvm_stats_refresh(&vm->stats))
 		vm->have_stats = false;
 	if (!any_vcpu && !vm->have_stats) {
-		fprintf(load_out,
-			"\nKVM statistics: not available (KVM_GET_STATS_FD, Linux 5.14+)\n");
+		fprintf(load_out, "\nKVM statistics: %s\n",
+			vm->no_stats_fds ? "none (--no-stats-fds)"
+					 : "not available (KVM_GET_STATS_FD, Linux 5.14+)");
 		return;
 	}
 	if (any_vcpu && vm->vcpus[0].have_stats)

@@ -123,8 +123,8 @@ static int create_vcpu(struct vm *vm, struct vcpu *v, int id, const struct kvm_c
 	}
 	if (guest_init_vcpu(v, cpuid))
 		return -1;
-	err = kvm_stats_open_kvm_fd(&v->stats, v->fd);
-	if (err)
+	err = vm->no_stats_fds ? -ENOTSUP : kvm_stats_open_kvm_fd(&v->stats, v->fd);
+	if (err && !vm->no_stats_fds)
 		vlog("vCPU %d: KVM_GET_STATS_FD: %s (no statistics)", id, strerror(-err));
 	v->have_stats = !err;
 	return 0;
@@ -140,6 +140,7 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 	vm->fd = -1;
 	vm->nr_vcpus = o->vcpus;
 	vm->shared = o->shared;
+	vm->no_stats_fds = o->no_stats_fds;
 	vm->mode = o->mode;
 	vm->test_gpa = o->mode == GUEST_LONG ? TEST_GPA : TEST_GPA_32;
 	vm->test_size = o->shared ? o->mem : o->mem * o->vcpus;
@@ -156,8 +157,8 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 		elog("KVM_CREATE_VM: %s", strerror(errno));
 		return -1;
 	}
-	err = kvm_stats_open_kvm_fd(&vm->stats, vm->fd);
-	if (err)
+	err = o->no_stats_fds ? -ENOTSUP : kvm_stats_open_kvm_fd(&vm->stats, vm->fd);
+	if (err && !o->no_stats_fds)
 		vlog("VM: KVM_GET_STATS_FD: %s (no statistics)", strerror(-err));
 	vm->have_stats = !err;
 

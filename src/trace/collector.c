@@ -208,6 +208,26 @@ static int decode_ret_pf(struct collector *c)
 	return err;
 }
 
+/*
+ * kvm:kvm_page_fault's error code, as an index into its raw arguments:
+ * (vcpu, address, error_code) since 6.1, (address, error_code) before. From
+ * BTF, else from the event's format (the vCPU came with a vcpu_id field).
+ */
+static int pf_exit_error_code_arg(const struct kernel_btf *kb)
+{
+	int n = kernel_btf_tp_args(kb, "kvm_page_fault");
+	char *fmt;
+
+	if (n == 3 || n == 2)
+		return n - 1;
+	if (n >= 0)
+		return -1;
+	fmt = tracefs_read_format("kvm", "kvm_page_fault");
+	n = !fmt ? -1 : strstr(fmt, "vcpu_id;") ? 2 : 1;
+	free(fmt);
+	return n;
+}
+
 static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 		 const bool raw_only[N_TP])
 {
@@ -255,6 +275,7 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 					     ? ret_pf_value(&c->ret_pf, "write_protected")
 					     : ro->ret_pf_emulate;
 	ro->tdp_mmu_param = sysinfo_tdp_mmu_param();
+	ro->pf_exit_error_code_arg = pf_exit_error_code_arg(&c->kb);
 	ro->sample_every = c->opts.sample_every > 1 ? c->opts.sample_every : 1;
 }
 

@@ -87,6 +87,25 @@ bool kernel_btf_has_tp_btf(const struct kernel_btf *kb, const char *event)
 	return btf__find_by_name_kind(b, name, BTF_KIND_TYPEDEF) > 0;
 }
 
+int kernel_btf_tp_args(const struct kernel_btf *kb, const char *event)
+{
+	struct btf *b = kernel_btf_kvm_types(kb);
+	const struct btf_type *t;
+	char name[128];
+	int id;
+
+	if (!b)
+		return -ENOENT;
+	snprintf(name, sizeof(name), "btf_trace_%s", event);
+	id = btf__find_by_name_kind(b, name, BTF_KIND_TYPEDEF);
+	t = id > 0 ? btf__type_by_id(b, id) : NULL;
+	t = t ? btf__type_by_id(b, t->type) : NULL; /* the pointer */
+	t = t && btf_is_ptr(t) ? btf__type_by_id(b, t->type) : NULL;
+	if (!t || !btf_is_func_proto(t) || !btf_vlen(t))
+		return -ENOENT;
+	return btf_vlen(t) - 1;
+}
+
 int kernel_btf_module_fd(const char *name)
 {
 	__u32 id = 0;

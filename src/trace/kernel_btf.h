@@ -25,6 +25,8 @@ bool kernel_btf_find_func(const struct kernel_btf *kb, const char *name, int *bt
 int kernel_btf_func_params(const struct kernel_btf *kb, const char *name);
 /* Whether the kernel can attach tp_btf programs to tracepoint EVENT (btf_trace_EVENT). */
 bool kernel_btf_has_tp_btf(const struct kernel_btf *kb, const char *event);
+/* How many arguments tracepoint EVENT passes (btf_trace_EVENT's, less its __data); -ENOENT. */
+int kernel_btf_tp_args(const struct kernel_btf *kb, const char *event);
 /* fd of a kernel BTF object by name ("kvm"), for attaching to module functions; -errno. */
 int kernel_btf_module_fd(const char *name);
 

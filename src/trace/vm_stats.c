@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -74,10 +76,35 @@ static int add_vm(struct vm_stats *v, int pidfd, int fd)
 	return 0;
 }
 
+/*
+ * KVM names a VM's debugfs directory after its creator and the VM's fd
+ * there: PID-FD. debugfs is mounted if it is not (as tracefs is for tracing).
+ */
+static int add_debugfs(struct vm_stats *v, int vm_fd)
+{
+	static const char root[] = "/sys/kernel/debug";
+	char dir[PATH_MAX];
+	struct stat st;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s/kvm", root);
+	if (stat(dir, &st) && mount("debugfs", root, "debugfs", 0, NULL))
+		return -EXDEV;
+	snprintf(dir, sizeof(dir), "%s/kvm/%d-%d", root, v->pid, vm_fd);
+	err = kvm_stats_open_debugfs(&v->vm, dir);
+	if (err)
+		return -EXDEV;
+	v->have_vm = true;
+	v->vcpu_sums = true;
+	if (!v->from_zero)
+		v->vm_baseline = snapshot(&v->vm);
+	return 0;
+}
+
 int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
 {
 	char path[64], target[64];
-	int pidfd, err = -ENOENT;
+	int pidfd, err = -ENOENT, vm_fd = -1;
 	struct dirent *e;
 	DIR *d;
 
@@ -106,12 +133,14 @@ int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
 		if (!strcmp(target, "anon_inode:kvm-vm-stats") && !v->have_vm)
 			r = add_vm(v, pidfd, fd);
 		else if (sscanf(target, "anon_inode:kvm-vcpu-stats:%d", &id) == 1 &&
-			 !have_vcpu(v, id) && v->n_vcpus < VM_STATS_MAX_VCPUS)
+			 !have_vcpu(v, id) && v->n_vcpus < VM_STATS_MAX_VCPUS && !v->vcpu_sums)
 			r = add_vcpu(v, pidfd, fd, id);
 		else if (!strncmp(target, "anon_inode:kvm-vm", 17) ||
-			 !strncmp(target, "anon_inode:kvm-vcpu:", 20))
+			 !strncmp(target, "anon_inode:kvm-vcpu:", 20)) {
+			if (!strcmp(target, "anon_inode:kvm-vm") && vm_fd < 0)
+				vm_fd = fd;
 			r = -EXDEV; /* a VM without stats fds: see the header */
-		else
+		} else
 			continue;
 		/* one readable VM or vCPU is enough to call it a success */
 		if (!r || err == -ENOENT)
@@ -119,6 +148,8 @@ int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
 	}
 	close(pidfd);
 	closedir(d);
+	if (!v->have_vm && !v->n_vcpus && err == -EXDEV && vm_fd >= 0)
+		err = add_debugfs(v, vm_fd);
 	return v->have_vm || v->n_vcpus ? 0 : err;
 }
 
@@ -184,6 +215,8 @@ static int sum(const struct vm_stats *v, const char *name, bool since_mark, uint
 {
 	int err = -ENOENT;
 
+	if (v->vcpu_sums) /* KVM summed them */
+		return get(v, -1, name, since_mark, value);
 	*value = 0;
 	for (size_t i = 0; i < v->n_vcpus; i++) {
 		uint64_t one;

@@ -6,8 +6,14 @@
  * KVM refuses every ioctl, KVM_GET_STATS_FD included, from a process other
  * than the VM's creator (kvm->mm != current->mm gives -EIO), so a VMM must
  * have opened them: kvmmmu-load does, QEMU does once asked for statistics
- * (QMP query-stats). Reading a stats fd has no such check, and the fds keep
- * the VM alive for reading, so the final figures are there after the VMM exits.
+ * per QMP query-stats, but QEMU 7.2 closes them again). Reading a stats fd has
+ * no such check, and the fds keep the VM alive for reading, so the final
+ * figures are there after the VMM exits.
+ *
+ * A VMM that holds none leaves KVM's debugfs directory of the VM (root,
+ * debugfs not locked down): its VM statistics and its vCPU statistics summed
+ * over the vCPUs, so VM-wide figures only, and read while the VM exists
+ * (the last reading before it exits is the final one).
  */
 #ifndef KVMMMU_VM_STATS_H
 #define KVMMMU_VM_STATS_H
@@ -36,6 +42,7 @@ struct vm_stats {
 	struct vcpu_stats *vcpus;
 	size_t n_vcpus;
 	bool from_zero; /* the VMM started after tracing: everything it counted is ours */
+	bool vcpu_sums; /* from debugfs: vm holds the vCPU statistics summed, no vCPU has its own */
 	bool frozen;	/* the VMM exited: final values read, fds closed */
 	double first_scan, scanned_at; /* monotonic seconds: the caller's looks at its fds */
 };
@@ -43,8 +50,8 @@ struct vm_stats {
 /*
  * Opens (or, called again, extends with new vCPUs) the stats of PID's VM.
  * FROM_ZERO: count from zero rather than from the values now. Returns
- * -errno: -ENOENT no VM fds, -EXDEV a VM without stats fds, -EPERM not
- * allowed to take its fds.
+ * -errno: -ENOENT no VM fds, -EXDEV a VM without stats fds nor a readable
+ * debugfs directory, -EPERM not allowed to take its fds.
  */
 int vm_stats_update(struct vm_stats *v, int pid, bool from_zero);
 int vm_stats_refresh(struct vm_stats *v);

@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -90,6 +92,74 @@ static void rejects_truncated(void **state)
 	assert_int_equal(kvm_stats_parse(&s, &f, sizeof(f)), -EINVAL);
 }
 
+static void put_file(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/*
+ * A directory laid out as KVM's debugfs lays out a VM's (one file per
+ * statistic, counters 0644, instant values 0444, histograms' first bucket):
+ * types from the modes, histograms left out, and a refresh is all or none.
+ */
+static void debugfs_directory(void **state)
+{
+	char dir[] = "/tmp/kvmmmu-debugfs.XXXXXX", sub[64], path[96];
+	const struct kvm_stat_desc_info *d;
+	struct kvm_stats s;
+	uint64_t v;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "pf_taken", "1234\n", 0644);
+	put_file(dir, "pages_4k", "17\n", 0444);
+	put_file(dir, "max_mmu_page_hash_collisions", "3\n", 0644);
+	put_file(dir, "halt_wait_hist", "9\n", 0644);
+	snprintf(sub, sizeof(sub), "%s/vcpu0", dir);
+	assert_int_equal(mkdir(sub, 0755), 0); /* per-vCPU arch files: not statistics */
+
+	assert_int_equal(kvm_stats_open_debugfs(&s, dir), 0);
+	assert_true(s.debugfs);
+	assert_int_equal(s.n_desc, 3);
+	assert_int_equal(kvm_stats_get(&s, "pf_taken", &v), 0);
+	assert_int_equal(v, 1234);
+	d = kvm_stats_find(&s, "pf_taken");
+	assert_int_equal(d->flags & KVM_STATS_TYPE_MASK, KVM_STATS_TYPE_CUMULATIVE);
+	d = kvm_stats_find(&s, "pages_4k");
+	assert_int_equal(d->flags & KVM_STATS_TYPE_MASK, KVM_STATS_TYPE_INSTANT);
+	d = kvm_stats_find(&s, "max_mmu_page_hash_collisions");
+	assert_int_equal(d->flags & KVM_STATS_TYPE_MASK, KVM_STATS_TYPE_PEAK);
+	assert_null(kvm_stats_find(&s, "halt_wait_hist"));
+
+	put_file(dir, "pf_taken", "2000\n", 0644);
+	assert_int_equal(kvm_stats_refresh(&s), 0);
+	assert_int_equal(kvm_stats_get(&s, "pf_taken", &v), 0);
+	assert_int_equal(v, 2000);
+	/* one file gone (the VM exited): nothing changes, not half */
+	put_file(dir, "pf_taken", "3000\n", 0644);
+	snprintf(path, sizeof(path), "%s/pages_4k", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(kvm_stats_refresh(&s), -ENOENT);
+	assert_int_equal(kvm_stats_get(&s, "pf_taken", &v), 0);
+	assert_int_equal(v, 2000);
+	/* garbage in a file is an error, not a number */
+	put_file(dir, "pages_4k", "many\n", 0444);
+	assert_int_equal(kvm_stats_refresh(&s), -EIO);
+	kvm_stats_close(&s);
+
+	assert_int_equal(kvm_stats_open_debugfs(&s, "/nonexistent/kvm/1-2"), -ENOENT);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 /* The real thing: a vCPU's stats on this kernel, found by name. */
 static void live_vcpu_stats(void **state)
 {
@@ -125,6 +195,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_descriptors),
 		cmocka_unit_test(rejects_truncated),
+		cmocka_unit_test(debugfs_directory),
 		cmocka_unit_test(live_vcpu_stats),
 	};
 
