@@ -563,8 +563,17 @@ static __always_inline int on_fault_entry(void)
 
 	if (!s || !armed)
 		return 0;
+	/*
+	 * The previous fault never returned as far as we saw: its fexit was
+	 * skipped (the kernel skips the fexit programs of calls in flight when
+	 * another program's attach or detach replaces the function's trampoline)
+	 * or its kretprobe missed. Nothing nests here: say so, do not guess.
+	 */
+	if (s->st.in_fault)
+		__sync_fetch_and_add(&health.exits_lost, 1);
 	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
 	s->st.in_fault = 1;
+	s->st.handled = 0;
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
 	return 0;
@@ -576,7 +585,11 @@ static __always_inline int on_fault_exit(void)
 
 	if (!s || !s->st.in_fault)
 		return 0;
-	if (s->st.fault_ts)
+	/*
+	 * Whole faults only, as many as are counted: an exit on an MMIO SPTE is
+	 * emulated without a handler (handle_mmio_page_fault) and is no fault.
+	 */
+	if (s->st.fault_ts && s->st.handled)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
 	s->st.in_fault = 0;
 	s->st.fault_ts = 0;
@@ -589,6 +602,8 @@ static __always_inline int on_handler_entry(void)
 
 	if (!s || !armed)
 		return 0;
+	if (s->st.in_handler) /* as in on_fault_entry() */
+		__sync_fetch_and_add(&health.exits_lost, 1);
 	s->st.handler_ts = s->st.timed ? bpf_ktime_get_ns() : 0;
 	s->st.in_handler = 1;
 	s->st.fast_resolved = 0;
@@ -619,6 +634,7 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 	if (!s || !s->st.in_handler)
 		return 0;
 	if (s->st.in_fault) {
+		s->st.handled = 1;
 		s->counters[KVMMMU_FAULTS]++;
 		count_ret(s, (int)ret);
 		if (!s->st.fast_resolved) {

@@ -78,6 +78,7 @@ struct kvmmmu_fault_state {
 	__u32 timed;	     /* --sample: this fault is timed */
 	__u32 untimed_left;  /* --sample: faults to skip before the next timed one */
 	__u32 in_handler;    /* inside a page-fault handler (function probes) */
+	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
 };
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */
@@ -226,7 +227,10 @@ struct kvmmmu_health {
 	__u64 calls_full;    /* KVM ioctls not timed: the in-flight call map was full */
 	__u64 slots_full;    /* memslot flags not kept: the memslot map was full */
 	__u64 timeline_lost; /* timeline events the ring buffer had no room for */
+	__u64 exits_lost;    /* function exits never seen: a fault or handler entered again first */
 	__u64 kprobe_missed; /* hits our kprobes ran no handler for (user space fills it in) */
+	__u64 prog_missed;   /* runs of the fault programs the kernel skipped: one re-entered on
+				a CPU (bpf_prog_info.recursion_misses; user space fills it in) */
 };
 
 #endif

@@ -3,6 +3,7 @@
  * The tracing session (session.h): the choice of VMs, the command run under
  * it, KVM's own counters, and the collector that reads kvmmmu's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -253,6 +254,41 @@ static void kvm_stats_tick(struct session *s, const int *pids, size_t n)
 			kvm_stats_add(s, pids[i]);
 }
 
+/*
+ * The VMs already running that this session shows (-p NAME, or every VM):
+ * found in /proc now, so that KVM's baselines are read when counting starts,
+ * not at each VM's first event a moment later (its first faults would be
+ * kvmmmu's only). Returns how many went into PIDS (capacity MAX).
+ */
+static size_t running_vms(const struct session *s, int *pids, size_t max)
+{
+	size_t n = 0;
+	struct dirent *e;
+	DIR *d;
+	int found;
+
+	if (!s->opts.kvm_stats || s->opts.command)
+		return 0;
+	if (has_name_specs(&s->opts)) {
+		found = procs_find("/proc", s->opts.specs, (size_t)s->opts.n_specs, getpid(), pids,
+				   (int)max);
+		for (int i = 0; i < found; i++)
+			if (proc_is_vmm("/proc", pids[i]))
+				pids[n++] = pids[i];
+		return n;
+	}
+	if (s->opts.n_specs || !(d = opendir("/proc")))
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		int pid = atoi(e->d_name);
+
+		if (pid > 0 && pid != getpid() && proc_is_vmm("/proc", pid))
+			pids[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
 /* Forks COMMAND, held until release() so that its pid is traced before it runs. */
 static int start_command(struct session *s)
 {
@@ -400,8 +436,8 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.walk_hist = opts->walk_hist,
 		.sample_every = opts->sample_every,
 	};
-	int pids[MAX_TRACED], err;
-	size_t n_pids = 0;
+	int pids[MAX_TRACED], running[MAX_TRACED], err;
+	size_t n_pids = 0, n_running;
 
 	memset(s, 0, sizeof(*s));
 	s->opts = *opts;
@@ -430,7 +466,11 @@ int session_open(struct session *s, const struct session_opts *opts)
 		}
 	}
 	find_targets(s, NULL, 0);
+	n_running = running_vms(s, running, MAX_TRACED);
+	for (size_t i = 0; i < n_running && has_name_specs(opts); i++)
+		trace_pid(s, running[i]);
 	kvm_stats_tick(s, s->traced, s->n_traced); /* the stats fds of VMs already running */
+	kvm_stats_tick(s, running, n_running);
 	/* KVM's baselines and the start of counting, a few reads apart */
 	for (size_t i = 0; i < s->n_kvm; i++)
 		if (!s->kvm[i].from_zero)
@@ -497,8 +537,15 @@ int session_read(struct session *s, struct model *m, bool final)
 	/* kvmmmu's figures, then KVM's at once: the closest two readings of a running VM get */
 	read_at = sysinfo_monotonic();
 	err = collector_read(&s->c, m, final);
-	for (size_t i = 0; i < s->n_kvm; i++)
-		vm_stats_refresh(&s->kvm[i]);
+	for (size_t i = 0; i < s->n_kvm; i++) {
+		int r = vm_stats_refresh(&s->kvm[i]);
+
+		if (r && !s->kvm_refresh_note && !s->opts.kvm_stats_quiet)
+			elog("note: KVM's counters of pid %d could not be read again (%s): its "
+			     "figures stay those of the last reading",
+			     s->kvm[i].pid, strerror(-r));
+		s->kvm_refresh_note |= r != 0;
+	}
 	s->kvm_read_gap = sysinfo_monotonic() - read_at;
 	if (!err)
 		err = mmu_extras_read(&s->extras, &s->c, m);

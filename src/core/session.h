@@ -56,6 +56,7 @@ struct session {
 	size_t timeline_seen;		/* timeline events some snapshot already had as new */
 	int kvm_err;			/* why KVM's counters cannot be read, reported once */
 	bool kvm_fd_note;		/* out of fds for them, reported once */
+	bool kvm_refresh_note;		/* a reading of them failed, reported once */
 };
 
 /* Whether the options can work (each -p names a VM unless waiting, the command exists). */

@@ -159,6 +159,8 @@ static void set_health(struct snapshot *s, const struct csv_record *r)
 		{"memslot_flags_lost", offsetof(struct kvmmmu_health, slots_full)},
 		{"timeline_events_lost", offsetof(struct kvmmmu_health, timeline_lost)},
 		{"kprobe_missed", offsetof(struct kvmmmu_health, kprobe_missed)},
+		{"prog_missed", offsetof(struct kvmmmu_health, prog_missed)},
+		{"exits_lost", offsetof(struct kvmmmu_health, exits_lost)},
 	};
 
 	if (!strcmp(r->metric, "latency_sample_every")) {

@@ -130,6 +130,26 @@ static bool is_hist(const char *name)
 	return n > 5 && !strcmp(name + n - 5, "_hist");
 }
 
+/* One statistic's file, read whole: "123\n"; -EIO if it holds anything else. */
+static int read_debugfs_value(int dir_fd, const char *name, uint64_t *value)
+{
+	int fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC), err;
+	char buf[32], *end;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	err = n < 0 ? -errno : n == 0 ? -EIO : 0;
+	close(fd);
+	if (err)
+		return err;
+	buf[n] = '\0';
+	errno = 0;
+	*value = strtoull(buf, &end, 10);
+	return errno || end == buf || (*end && *end != '\n') ? -EIO : 0;
+}
+
 int kvm_stats_open_debugfs(struct kvm_stats *s, const char *dir)
 {
 	struct kvm_stat_desc_info *d;
@@ -155,9 +175,24 @@ int kvm_stats_open_debugfs(struct kvm_stats *s, const char *dir)
 	s->id = strdup(dir);
 	err = s->id ? 0 : -ENOMEM;
 	while (!err && (e = readdir(listing))) {
+		uint64_t value;
+		int r;
+
 		if (e->d_name[0] == '.' || is_hist(e->d_name) || fstatat(fd, e->d_name, &st, 0) ||
 		    !S_ISREG(st.st_mode))
 			continue;
+		/*
+		 * x86 adds files that are no statistic, mmu_rmaps_stat (a table)
+		 * among them: skipped. A lockdown refuses the writable ones, the
+		 * counters (-EPERM): then this directory is no use.
+		 */
+		r = read_debugfs_value(fd, e->d_name, &value);
+		if (r == -EIO)
+			continue;
+		if (r) {
+			err = r;
+			break;
+		}
 		if (s->n_desc == cap) {
 			cap = cap ? 2 * cap : 64;
 			d = realloc(s->desc, cap * sizeof(*d));
@@ -193,34 +228,16 @@ int kvm_stats_open_debugfs(struct kvm_stats *s, const char *dir)
 }
 
 /*
- * Each statistic's file, read whole ("123\n"), all or none: once the VM is
- * gone its files are, and the values stay those of the last full reading.
+ * Every statistic, all or none: once the VM is gone its files are, and the
+ * values stay those of the last full reading.
  */
 static int refresh_debugfs(struct kvm_stats *s)
 {
 	uint64_t *got = malloc((s->n_values ? s->n_values : 1) * sizeof(*got));
 	int err = got ? 0 : -ENOMEM;
 
-	for (size_t i = 0; !err && i < s->n_desc; i++) {
-		int fd = openat(s->fd, s->desc[i].name, O_RDONLY | O_CLOEXEC);
-		char buf[32], *end;
-		ssize_t n;
-
-		if (fd < 0) {
-			err = -errno;
-			break;
-		}
-		n = read(fd, buf, sizeof(buf) - 1);
-		err = n < 0 ? -errno : n == 0 ? -EIO : 0;
-		close(fd);
-		if (err)
-			break;
-		buf[n] = '\0';
-		errno = 0;
-		got[i] = strtoull(buf, &end, 10);
-		if (errno || end == buf)
-			err = -EIO;
-	}
+	for (size_t i = 0; !err && i < s->n_desc; i++)
+		err = read_debugfs_value(s->fd, s->desc[i].name, &got[i]);
 	if (!err)
 		memcpy(s->values, got, s->n_values * sizeof(*got));
 	free(got);

@@ -185,6 +185,8 @@ int render_csv(struct csv_writer *w, const struct snapshot *snap)
 	put(&x, "memslot_flags_lost", NULL, m->health.slots_full);
 	put(&x, "timeline_events_lost", NULL, m->health.timeline_lost);
 	put(&x, "kprobe_missed", NULL, m->health.kprobe_missed);
+	put(&x, "prog_missed", NULL, m->health.prog_missed);
+	put(&x, "exits_lost", NULL, m->health.exits_lost);
 	put(&x, "latency_sample_every", NULL, snap->sample_every > 1 ? snap->sample_every : 1);
 	return x.err;
 }

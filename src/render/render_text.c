@@ -456,6 +456,12 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		{offsetof(struct kvmmmu_health, kprobe_missed),
 		 "kprobe hits missed (kretprobe instances exhausted, or a probe inside a probe)",
 		 true},
+		{offsetof(struct kvmmmu_health, exits_lost),
+		 "function exits never seen (a kretprobe missed, or another BPF tool attached or "
+		 "detached on the same function during a fault: fexit programs are then skipped)",
+		 true},
+		{offsetof(struct kvmmmu_health, prog_missed),
+		 "BPF program runs skipped by the kernel (a program re-entered on one CPU)", true},
 		{offsetof(struct kvmmmu_health, news_lost),
 		 "thread news lost (ring full; the maps were rescanned)", false},
 	};

@@ -321,9 +321,11 @@ void screen_draw(struct top *t)
 	else
 		snprintf(cost, sizeof(cost), "kvmmmu BPF time: unknown (kernel.bpf_stats_enabled)");
 	mvprintw(y++, 0,
-		 "%s; lost: %llu drops, %llu kprobe misses, %llu timeline events%s%s; h for keys",
+		 "%s; lost: %llu drops, %llu kprobe misses, %llu skipped runs, %llu timeline "
+		 "events%s%s; h for keys",
 		 cost, (unsigned long long)h->drops, (unsigned long long)h->kprobe_missed,
-		 (unsigned long long)h->timeline_lost, t->filter[0] ? "; filter: " : "", t->filter);
+		 (unsigned long long)h->prog_missed, (unsigned long long)h->timeline_lost,
+		 t->filter[0] ? "; filter: " : "", t->filter);
 	if (t->status[0])
 		mvprintw(y, 0, "%s", t->status);
 	if (t->vcpu >= 0) {

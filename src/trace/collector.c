@@ -613,8 +613,26 @@ void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum)
 		sum->calls_full += h->calls_full;
 		sum->slots_full += h->slots_full;
 		sum->timeline_lost += h->timeline_lost;
+		sum->exits_lost += h->exits_lost;
 	}
 	sum->kprobe_missed = kprobes_missed(&c->kprobes);
+}
+
+__u64 collector_prog_missed(const struct collector *c)
+{
+	struct bpf_program *p;
+	__u64 n = 0;
+
+	bpf_object__for_each_program (p, c->skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			n += info.recursion_misses;
+	}
+	return n;
 }
 
 const struct probe_status *collector_probe(const struct collector *c, const char *name)

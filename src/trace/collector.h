@@ -148,6 +148,8 @@ const char *collector_process_name(const struct collector *c, int pid);
 size_t collector_take_new(struct collector *c, const int **pids);
 /* Every object's health counters, summed. */
 void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum);
+/* Runs of the fault programs the kernel skipped (recursion on one CPU), from their prog info. */
+__u64 collector_prog_missed(const struct collector *c);
 /* Another BPF object sharing the collector's maps: its exits hook and its health counters. */
 int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
 			 const struct kvmmmu_health *health);

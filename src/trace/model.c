@@ -288,6 +288,8 @@ int model_delta(struct model *dst, const struct model *cur, const struct model *
 	dst->health.slots_full -= prev->health.slots_full;
 	dst->health.timeline_lost -= prev->health.timeline_lost;
 	dst->health.kprobe_missed -= prev->health.kprobe_missed;
+	dst->health.prog_missed -= prev->health.prog_missed;
+	dst->health.exits_lost -= prev->health.exits_lost;
 	for (size_t i = 0; i < dst->n_vms; i++) {
 		struct vm_row *vm = &dst->vms[i];
 		const struct vm_row *old = model_find_vm(prev, vm->pid);

@@ -123,6 +123,7 @@ static void debugfs_directory(void **state)
 	put_file(dir, "pages_4k", "17\n", 0444);
 	put_file(dir, "max_mmu_page_hash_collisions", "3\n", 0644);
 	put_file(dir, "halt_wait_hist", "9\n", 0644);
+	put_file(dir, "mmu_rmaps_stat", "rmap_count 0 1 2\n", 0444); /* a table, no statistic */
 	snprintf(sub, sizeof(sub), "%s/vcpu0", dir);
 	assert_int_equal(mkdir(sub, 0755), 0); /* per-vCPU arch files: not statistics */
 

@@ -149,6 +149,27 @@ copy_with_libs() {
 	done
 }
 
+# make_nested_kit ROOT: what the "qemu" check group boots a nested guest with:
+# Debian's QEMU with its libraries and the firmware a -kernel boot reads (QEMU
+# finds them at ../share from its binary), this same kernel, a busybox
+# initramfs running tests/vm/l2-init, and the QMP client tests/tools/qmp.
+make_nested_kit() {
+	local r=$1 qemu l2=$1.l2
+	qemu=$(command -v qemu-system-x86_64)
+	mkdir -p "$r/usr/bin" "$r/usr/share/seabios" "$r/usr/share/qemu" "$r/kvmmmu/l2" \
+		"$l2"/{bin,dev,proc,mnt} || return 1
+	cp "$qemu" "$r/usr/bin/" && copy_with_libs "$r" "$qemu" || return 1
+	cp -L /usr/share/seabios/bios-256k.bin "$r/usr/share/seabios/" || return 1
+	cp -L /usr/share/qemu/kvmvapic.bin /usr/share/qemu/linuxboot_dma.bin "$r/usr/share/qemu/" ||
+		return 1
+	cp "$KDIR/vmlinuz-$KV" "$r/kvmmmu/l2/vmlinuz" || return 1
+	cp "$(command -v busybox)" "$l2/bin/busybox" && cp $VMDIR/l2-init "$l2/init" &&
+		chmod 755 "$l2/init" || return 1
+	(cd "$l2" && find . | cpio -o -H newc --quiet | gzip -1) >"$r/kvmmmu/l2/initrd.gz" || return 1
+	rm -rf "$l2"
+	cp "$BUILD/tests/tools/qmp" "$r/kvmmmu/qmp"
+}
+
 # make_initramfs NAME OUT: busybox, the kvmmmu binaries built here with their
 # libraries (the same binaries on every kernel: that is the CO-RE proof),
 # KVM's modules and the guest scripts.
@@ -163,6 +184,7 @@ make_initramfs() {
 	done
 	cp -R "$KDIR/modules/." "$r/lib/modules/$KV/"
 	depmod -b "$r" "$KV" || return 1
+	make_nested_kit "$r" || return 1
 	cp $VMDIR/init "$r/init"
 	cp $VMDIR/guest-checks.sh "$r/kvmmmu/guest-checks.sh"
 	cp $VMDIR/../../scripts/tdp-ab.sh "$r/kvmmmu/tdp-ab.sh"
@@ -244,7 +266,21 @@ run_kernel() {
 	echo "  vm/$name: $KV, $(($(date +%s) - start)) s"
 }
 
-for k in $KERNELS; do
-	run_kernel "$k"
-done
+# Each guest is one host thread (TCG, thread=single): with a CPU for each,
+# the kernels boot side by side, and their reports follow in order.
+set -- $KERNELS
+if [ $# -gt 1 ] && [ "$(nproc)" -ge $# ]; then
+	echo "  vm: booting $* side by side ($(nproc) CPUs)"
+	for k in "$@"; do
+		run_kernel "$k" >"$TMP/$k.report" 2>&1 &
+	done
+	wait
+	for k in "$@"; do
+		cat "$TMP/$k.report"
+	done
+else
+	for k in "$@"; do
+		run_kernel "$k"
+	done
+fi
 exit 0
