@@ -10,6 +10,7 @@
 #include "faults.skel.h"
 #include "mmu_events.skel.h"
 #include "mmu_lock.skel.h"
+#include "prog_info.h"
 
 #define SYSCTL "/proc/sys/kernel/bpf_stats_enabled"
 
@@ -58,28 +59,12 @@ bool bpf_cost_enable(void)
 	return true;
 }
 
-static __u64 object_ns(const struct bpf_object *obj)
-{
-	struct bpf_program *p;
-	__u64 ns = 0;
-
-	if (!obj)
-		return 0;
-	bpf_object__for_each_program (p, obj) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(p);
-
-		memset(&info, 0, sizeof(info));
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			ns += info.run_time_ns;
-	}
-	return ns;
-}
-
 __u64 bpf_cost_run_ns(const struct session *s)
 {
-	return object_ns(s->c.skel ? s->c.skel->obj : NULL) +
-	       object_ns(s->extras.lock ? s->extras.lock->obj : NULL) +
-	       object_ns(s->extras.events ? s->extras.events->obj : NULL);
+	struct prog_info_sum sum = {};
+
+	prog_info_add(s->c.skel ? s->c.skel->obj : NULL, &sum);
+	prog_info_add(s->extras.lock ? s->extras.lock->obj : NULL, &sum);
+	prog_info_add(s->extras.events ? s->extras.events->obj : NULL, &sum);
+	return sum.run_time_ns;
 }

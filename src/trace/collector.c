@@ -13,6 +13,7 @@
 #include "faults.skel.h"
 #include "ksyms.h"
 #include "log.h"
+#include "prog_info.h"
 #include "threads.h"
 #include "sysinfo.h"
 #include "tracefs.h"
@@ -620,19 +621,10 @@ void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum)
 
 __u64 collector_prog_missed(const struct collector *c)
 {
-	struct bpf_program *p;
-	__u64 n = 0;
+	struct prog_info_sum sum = {};
 
-	bpf_object__for_each_program (p, c->skel->obj) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(p);
-
-		memset(&info, 0, sizeof(info));
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			n += info.recursion_misses;
-	}
-	return n;
+	prog_info_add(c->skel->obj, &sum);
+	return sum.recursion_misses;
 }
 
 const struct probe_status *collector_probe(const struct collector *c, const char *name)
