@@ -3,6 +3,7 @@
 # PASS/FAIL/SKIP NAME[: reason], to stdout and to $RESULTS for the summary.
 : "${OUTPUT:=build}"
 : "${RESULTS:=/dev/null}"
+# shellcheck disable=SC2034 # for the scripts that source this
 BUILD=$(cd "$OUTPUT" && pwd)
 TMP=$(mktemp -d /tmp/kvmmmu-test.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -36,8 +37,8 @@ csv_value() {
 # wait_tracing FILE: waits (10 s at most) for a tracer's "Tracing ..." line,
 # printed once its probes are attached.
 wait_tracing() {
-	local i
-	for i in $(seq 100); do
+	local _
+	for _ in $(seq 100); do
 		grep -q '^Tracing' "$1" 2>/dev/null && return 0
 		sleep 0.1
 	done

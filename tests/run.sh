@@ -3,7 +3,7 @@
 # prints "N passed, N failed, N skipped" and exits non-zero on any failure.
 # Usage: tests/run.sh [unit|integration|vm]
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 export OUTPUT=${OUTPUT:-build}
 export RESULTS
 RESULTS=$(mktemp /tmp/kvmmmu-results.XXXXXX)

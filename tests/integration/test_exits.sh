@@ -18,8 +18,8 @@ CSVLINT=$BUILD/tests/tools/csvlint
 # at the same time hold theirs. The kernel frees programs a moment after the
 # last fd closes, so this waits up to 3 s for the count to reach 0.
 leaked_progs() {
-	local i held n
-	for i in $(seq 30); do
+	local held n
+	for _ in $(seq 30); do
 		held=" $(cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { printf "%s ", $2 }')"
 		n=$(bpftool prog show 2>/dev/null | awk -v held="$held" '
 			/^[0-9]+:/ {
@@ -45,8 +45,8 @@ state() {
 }
 # gone_within SECS PID: PID has exited (or is a zombie) within SECS seconds
 gone_within() {
-	local i s
-	for i in $(seq $(($1 * 20))); do
+	local s
+	for _ in $(seq $(($1 * 20))); do
 		s=$(state "$2")
 		[ "$s" = gone ] || [ "$s" = Z ] && return 0
 		sleep 0.05

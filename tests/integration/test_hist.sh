@@ -4,6 +4,18 @@
 # ret_pf_spurious == pf_spurious, exactly.
 source "$(dirname "$0")/../lib.sh"
 
+# wait_vcpu_fd PID: up to 5 s for PID to have a vCPU fd open (the VM is made)
+wait_vcpu_fd() {
+	local fd
+	for _ in $(seq 50); do
+		for fd in /proc/"$1"/fd/*; do
+			case $(readlink "$fd" 2>/dev/null) in anon_inode:kvm-vcpu:*) return 0 ;; esac
+		done
+		sleep 0.1
+	done
+	return 1
+}
+
 if ! why=$(need_kvm); then
 	skip hist/all "$why"
 	exit 0
@@ -127,7 +139,7 @@ check hist/sample-in-csv "latency_sample_every=$(bpf_value "$TMP/h10.csv" latenc
 # same way): -p matches them, the report shows them, escaped
 "$LOAD" --name web-1 --vcpus 2 --mem 16M --dirty-log 1 --duration 6 >/dev/null 2>&1 &
 vmm=$!
-for i in $(seq 50); do [ -n "$(ls -l /proc/$vmm/fd 2>/dev/null | grep kvm-vcpu)" ] && break; sleep 0.1; done
+wait_vcpu_fd "$vmm"
 "$HIST" -p web-1 -d 1.5 --csv "$TMP/h11.csv" >"$TMP/h11.out" 2>&1
 rc=$?
 check hist/name-p-matches-vm-name "exit $rc: $(tail -2 "$TMP/h11.out" | tr '\n' ' ')" \
@@ -143,7 +155,7 @@ check hist/name-escaped "$(grep '^VM pid' "$TMP/h12.out" | head -1)" \
 # a VM that starts later, found by its name
 "$HIST" -p 'mail-[0-9]' --wait -d 4 >"$TMP/h13.out" 2>&1 &
 hp=$!
-for i in $(seq 100); do grep -q '^Tracing' "$TMP/h13.out" && break; sleep 0.05; done
+for _ in $(seq 100); do grep -q '^Tracing' "$TMP/h13.out" && break; sleep 0.05; done
 "$LOAD" --name mail-7 --vcpus 1 --mem 8M >/dev/null 2>&1
 wait $hp
 check hist/name-late-vm "$(grep '^VM pid' "$TMP/h13.out" | head -1)" grep -q '^VM pid [0-9]* (mail-7)$' "$TMP/h13.out"
@@ -250,7 +262,7 @@ fi
 cp "$LOAD" "$TMP/vmm-vcpu"
 "$TMP/vmm-vcpu" --vcpus 1 --mem 4M --duration 20 >/dev/null 2>&1 &
 vmm=$!
-for i in $(seq 50); do [ -n "$(ls -l /proc/$vmm/fd 2>/dev/null | grep kvm-vcpu)" ] && break; sleep 0.1; done
+wait_vcpu_fd "$vmm"
 bad missing-vcpu-of-name 1 -p vmm-vcpu --vcpu 7 -d 30
 kill $vmm
 wait $vmm 2>/dev/null

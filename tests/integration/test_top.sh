@@ -76,7 +76,7 @@ state_now() { tail -1 "$TMP/churn.err"; }
 heap_now() { state_now | sed -n 's/.*heap in use \([0-9]*\) KiB.*/\1/p'; }
 for i in $(seq 100); do "$LOAD" --name top-churn-$i --vcpus 2 --mem 1M >/dev/null 2>&1; done
 sleep 1.5
-s1=$(state_now) h1=$(heap_now)
+h1=$(heap_now)
 for i in $(seq 101 300); do "$LOAD" --name top-churn-$i --vcpus 2 --mem 1M >/dev/null 2>&1; done
 sleep 1.5
 s2=$(state_now) h2=$(heap_now)
