@@ -10,7 +10,8 @@
 #                      (modprobe always runs; default: all)
 #   KVMMMU_VM_CACHE    downloaded packages and extracted kernels
 #                      (default: ${XDG_CACHE_HOME:-~/.cache}/kvmmmu)
-#   KVMMMU_VM_TIMEOUT  seconds one boot may take (default 420)
+#   KVMMMU_VM_TIMEOUT  seconds one boot may take (default 900: a full run takes
+#                      about 400 s when two kernels share the machine)
 #   KVMMMU_VM_VERBOSE  1: libbpf's messages in the guest's .out files
 #   KVMMMU_VM_LOGLEVEL the guest's console loglevel (default 1: results only)
 #   OUTPUT             the build folder (default build); artifacts go to
@@ -21,7 +22,7 @@ source tests/lib.sh
 
 VMDIR=tests/vm
 CACHE=${KVMMMU_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvmmmu}
-TIMEOUT=${KVMMMU_VM_TIMEOUT:-420}
+TIMEOUT=${KVMMMU_VM_TIMEOUT:-900}
 LOGLEVEL=${KVMMMU_VM_LOGLEVEL:-1}
 CHECKS=$(echo "${KVMMMU_VM_CHECKS:-}" | tr ' ' ,)
 MARK=@@KVMMMU@@
