@@ -177,7 +177,7 @@ install: all
 	$(Q)install -d $(DESTDIR)$(MANDIR)/man1
 	$(Q)install -m 0644 $(wildcard docs/man/*.1) $(DESTDIR)$(MANDIR)/man1
 
-FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c \
+FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c tests/fuzz/*.c \
 		       scripts/bench/*.c)
 
 format:

@@ -20,7 +20,7 @@
 #define CSV_TARGET_CHECK(cond)                                                                     \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "csv_target: %s:%d: %s\n", __FILE__, __LINE__, #cond);    \
+			fprintf(stderr, "csv_target: %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
 			abort();                                                                   \
 		}                                                                                  \
 	} while (0)
