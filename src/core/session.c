@@ -476,6 +476,7 @@ int session_open(struct session *s, const struct session_opts *opts)
 		if (!s->kvm[i].from_zero)
 			vm_stats_rebase(&s->kvm[i]);
 	collector_arm(&s->c);
+	s->armed_at = sysinfo_monotonic();
 	return 0;
 }
 

@@ -57,6 +57,7 @@ struct session {
 	int kvm_err;			/* why KVM's counters cannot be read, reported once */
 	bool kvm_fd_note;		/* out of fds for them, reported once */
 	bool kvm_refresh_note;		/* a reading of them failed, reported once */
+	double armed_at;		/* monotonic seconds when counting began */
 };
 
 /* Whether the options can work (each -p names a VM unless waiting, the command exists). */

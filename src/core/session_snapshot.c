@@ -76,6 +76,7 @@ int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 	memset(snap, 0, sizeof(*snap));
 	err = session_read(s, &snap->m, final);
 	snap->wall = sysinfo_now();
+	snap->traced_ns = (__u64)((sysinfo_monotonic() - s->armed_at) * 1e9);
 	snap->kvm_read_gap = s->kvm_read_gap;
 	if (!err)
 		err = own_names(snap);

@@ -18,7 +18,8 @@
 #include "vm_stats.h"
 
 struct snapshot {
-	double wall; /* when it was taken, seconds since the epoch */
+	double wall;	 /* when it was taken, seconds since the epoch */
+	__u64 traced_ns; /* how long counting had run then (0: not known, as in CSV v1) */
 	struct model m;
 	/* how the figures were had */
 	bool func_mode; /* outcomes from function return values, not tracepoints */

@@ -167,6 +167,10 @@ static void set_health(struct snapshot *s, const struct csv_record *r)
 		s->sample_every = (unsigned int)r->u64;
 		return;
 	}
+	if (!strcmp(r->metric, "traced_ns")) {
+		s->traced_ns = r->u64;
+		return;
+	}
 	for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
 		if (!strcmp(r->metric, h[i].metric))
 			*(__u64 *)((char *)&s->m.health + h[i].offset) = r->u64;

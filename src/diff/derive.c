@@ -71,6 +71,12 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 	s = add(r, vm, vcpu, "faults", (double)faults);
 	if (s)
 		s->key = true;
+	/* over the traced window (CSV v2 from kvmmmu-hist and kvmmmu-top: traced_ns) */
+	if (sn->traced_ns) {
+		s = add(r, vm, vcpu, "faults/s", (double)faults / ((double)sn->traced_ns / 1e9));
+		if (s)
+			s->key = vcpu < 0;
+	}
 	for (int k = 0; k < KVMMMU_RET_PF_SLOTS; k++) {
 		if (!sn->ret_pf.name[k])
 			continue;

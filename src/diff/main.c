@@ -161,6 +161,74 @@ static const char *meta(const struct run *r, const char *key)
 	return v ? v : "?";
 }
 
+/*
+ * The workload a run measured, as comparable text: what followed "--" in a
+ * tracer's command line, or kvmmmu-load's own, without the options that
+ * name its output (--csv FILE, --label TEXT), which differ from run to run.
+ */
+static void workload(const struct run *r, char *buf, size_t len)
+{
+	const char *c = csv_table_meta(&r->table, "command"), *w;
+	char *copy, *tok, *save;
+	size_t used = 0;
+	bool skip = false;
+
+	buf[0] = '\0';
+	if (!c)
+		return;
+	w = strstr(c, " -- ");
+	if (w)
+		w += 4;
+	else if (!strncmp(c, "kvmmmu-load", 11))
+		w = c;
+	else
+		return; /* -p PID or NAME: a VM not started by us, no command known */
+	copy = strdup(w);
+	for (tok = copy ? strtok_r(copy, " ", &save) : NULL; tok;
+	     tok = strtok_r(NULL, " ", &save)) {
+		if (skip) {
+			skip = false;
+			continue;
+		}
+		if (!strcmp(tok, "--csv") || !strcmp(tok, "--label")) {
+			skip = true;
+			continue;
+		}
+		if (!strncmp(tok, "--csv=", 6) || !strncmp(tok, "--label=", 8))
+			continue;
+		if (used + 1 >= len)
+			break; /* cut: long enough to tell workloads apart */
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", tok);
+		used = used < len ? used : len - 1;
+	}
+	free(copy);
+}
+
+/* Warns when the runs of A and B (or of one side) measured different workloads. */
+static void warn_workloads(FILE *f, const struct side *a, const struct side *b)
+{
+	const struct side *sides[] = {a, b};
+	char first[2][512], w[512];
+
+	for (int i = 0; i < 2; i++) {
+		workload(&sides[i]->runs[0], first[i], sizeof(first[i]));
+		for (size_t k = 1; k < sides[i]->n; k++) {
+			workload(&sides[i]->runs[k], w, sizeof(w));
+			if (strcmp(w, first[i])) {
+				fprintf(f,
+					"warning: the runs of %s measured different workloads "
+					"('%s', '%s')\n",
+					sides[i]->name, first[i], w);
+				break;
+			}
+		}
+	}
+	if (strcmp(first[0], first[1]))
+		fprintf(f, "warning: the sides measured different workloads (%s '%s', %s '%s')\n",
+			a->name, first[0][0] ? first[0] : "?", b->name,
+			first[1][0] ? first[1] : "?");
+}
+
 /* A side's metadata, and warnings where the sides differ in ways nobody intends. */
 static void print_header(FILE *f, const struct side *a, const struct side *b, size_t tested,
 			 const struct diff_env *env)
@@ -179,6 +247,7 @@ static void print_header(FILE *f, const struct side *a, const struct side *b, si
 	if (strcmp(meta(&a->runs[0], "tool"), meta(&b->runs[0], "tool")))
 		fprintf(f, "warning: the sides come from different commands (%s, %s)\n",
 			meta(&a->runs[0], "tool"), meta(&b->runs[0], "tool"));
+	warn_workloads(f, a, b);
 	if (a->n < 4 || b->n < 4)
 		fprintf(f,
 			"%zu rows; with %zu and %zu runs only deltas are shown: significance needs "

@@ -188,5 +188,7 @@ int render_csv(struct csv_writer *w, const struct snapshot *snap)
 	put(&x, "prog_missed", NULL, m->health.prog_missed);
 	put(&x, "exits_lost", NULL, m->health.exits_lost);
 	put(&x, "latency_sample_every", NULL, snap->sample_every > 1 ? snap->sample_every : 1);
+	if (snap->traced_ns)
+		put(&x, "traced_ns", NULL, snap->traced_ns);
 	return x.err;
 }

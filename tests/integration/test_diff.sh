@@ -40,6 +40,12 @@ check diff/ab-faults-significant "$l" eval 'echo "$l" | grep -qE "\+100\.[0-9]% 
 l=$(awk '/^VM vm1 vCPU 1$/ { v = 1; next } /^VM / { v = 0 } v && $1 == "faults" { print; exit }' "$TMP/ab.out")
 check diff/ab-vcpu-faults-significant "$l" eval 'echo "$l" | grep -qE "\+100\.[0-9]%  \(p=0\.0[0-4][0-9]"'
 check diff/ab-distribution-shift "no Wasserstein line" grep -q 'walk_to_spte_ns: Y shifted by [0-9.]* doublings from N' "$TMP/ab.out"
+# the rate over the traced window (traced_ns), a key row: shown and tested
+l=$(awk '/^VM vm1$/ { v = 1; next } /^VM / { v = 0 } v && $1 == "faults/s" { print; exit }' "$TMP/ab.out")
+check diff/ab-fault-rate-row "$l" eval 'echo "$l" | grep -qE "\(p=[0-9.]+ n=4\+4\)$"'
+# the sides ran different kvmmmu-load options: said, with both
+check diff/ab-warns-different-workloads "$(sed -n 3p "$TMP/ab.out")" \
+	grep -q "^warning: the sides measured different workloads (N 'kvmmmu-load --name vm1 --vcpus 2 --mem 8M --dirty-log 1', Y 'kvmmmu-load --name vm1 --vcpus 2 --mem 8M --dirty-log 3')" "$TMP/ab.out"
 # Holm across every row: 4 runs a side cannot beat it, and the header says what it would take
 "$DIFF" --holm "N=$a" "Y=$b" >"$TMP/holm.out" 2>&1
 l=$(awk '/^VM vm1$/ { v = 1; next } v && $1 == "faults" { print; exit }' "$TMP/holm.out")
@@ -49,6 +55,7 @@ check diff/holm-hides-4-runs "$l" eval 'echo "$l" | grep -qE "~  \(p="'
 "$DIFF" "A=$a" "B=$a2" >"$TMP/aa.out" 2>&1
 l=$(awk '/^VM vm1$/ { v = 1; next } v && $1 == "faults" { print; exit }' "$TMP/aa.out")
 check diff/aa-faults-not-flagged "$l" eval 'echo "$l" | grep -qE "~  \(p=1\.000 n=4\+4\)"'
+check diff/aa-same-workload "$(grep warning "$TMP/aa.out")" eval '! grep -q "different workloads" "$TMP/aa.out"'
 
 # one run a side: deltas only, and the header says why
 "$DIFF" "$TMP/a1.csv" "$TMP/b1.csv" >"$TMP/one.out" 2>&1
