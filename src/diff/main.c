@@ -168,7 +168,7 @@ static const char *meta(const struct run *r, const char *key)
  */
 static void workload(const struct run *r, char *buf, size_t len)
 {
-	const char *c = csv_table_meta(&r->table, "command"), *w;
+	const char *c = csv_table_meta(&r->table, "command"), *w, *end, *base;
 	char *copy, *tok, *save;
 	size_t used = 0;
 	bool skip = false;
@@ -176,11 +176,14 @@ static void workload(const struct run *r, char *buf, size_t len)
 	buf[0] = '\0';
 	if (!c)
 		return;
+	end = strchrnul(c, ' '); /* the program, by its file name */
+	base = memrchr(c, '/', (size_t)(end - c));
 	w = strstr(c, " -- ");
 	if (w)
 		w += 4;
-	else if (!strncmp(c, "kvmmmu-load", 11))
-		w = c;
+	else if (end - (base ? base + 1 : c) == 11 &&
+		 !strncmp(base ? base + 1 : c, "kvmmmu-load", 11))
+		w = c; /* kvmmmu-load's own CSV: its command line is the workload */
 	else
 		return; /* -p PID or NAME: a VM not started by us, no command known */
 	copy = strdup(w);

@@ -45,7 +45,7 @@ l=$(awk '/^VM vm1$/ { v = 1; next } /^VM / { v = 0 } v && $1 == "faults/s" { pri
 check diff/ab-fault-rate-row "$l" eval 'echo "$l" | grep -qE "\(p=[0-9.]+ n=4\+4\)$"'
 # the sides ran different kvmmmu-load options: said, with both
 check diff/ab-warns-different-workloads "$(sed -n 3p "$TMP/ab.out")" \
-	grep -q "^warning: the sides measured different workloads (N 'kvmmmu-load --name vm1 --vcpus 2 --mem 8M --dirty-log 1', Y 'kvmmmu-load --name vm1 --vcpus 2 --mem 8M --dirty-log 3')" "$TMP/ab.out"
+	grep -q "^warning: the sides measured different workloads (N '$LOAD --name vm1 --vcpus 2 --mem 8M --dirty-log 1', Y '$LOAD --name vm1 --vcpus 2 --mem 8M --dirty-log 3')" "$TMP/ab.out"
 # Holm across every row: 4 runs a side cannot beat it, and the header says what it would take
 "$DIFF" --holm "N=$a" "Y=$b" >"$TMP/holm.out" 2>&1
 l=$(awk '/^VM vm1$/ { v = 1; next } v && $1 == "faults" { print; exit }' "$TMP/holm.out")
