@@ -32,6 +32,10 @@ static int fail(struct cursor *c, const char *fmt, ...)
 	if (n < c->err_len)
 		vsnprintf(c->err + n, c->err_len - n, fmt, ap);
 	va_end(ap);
+	/* one line, whatever the field quoted in it held (a quoted newline, say) */
+	for (char *p = c->err; c->err_len && *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
 	return -EINVAL;
 }
 
