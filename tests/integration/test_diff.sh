@@ -115,12 +115,14 @@ bad plot-extension 1 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
 	pass diff/truncated-row-line-number || fail diff/truncated-row-line-number "$("$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1)"
 
 # the statistics against an independent implementation: scipy, as a test
-# oracle only (Debian's python3-scipy; /usr/bin/python3, whatever else is first on PATH)
+# oracle only (Debian's python3-scipy; /usr/bin/python3, whatever else is first on PATH):
+# U and Holm on generated runs, percentiles and Wasserstein on the real ones above
 if /usr/bin/python3 -c 'import scipy' 2>/dev/null; then
 	mkdir -p "$TMP/oracle"
 	while IFS= read -r line; do
 		case $line in PASS* | FAIL*) report "$line" ;; *) echo "  $line" ;; esac
-	done < <(/usr/bin/python3 "$(dirname "$0")/../tools/diff_oracle.py" "$DIFF" "$TMP/oracle" 2>&1)
+	done < <(/usr/bin/python3 "$(dirname "$0")/../tools/diff_oracle.py" "$DIFF" "$TMP/oracle" \
+		"N=$a" "Y=$b" 2>&1)
 else
 	fail diff/scipy-oracle "no scipy for /usr/bin/python3 (sudo make deps installs python3-scipy)"
 fi

@@ -2,23 +2,31 @@
 # SPDX-License-Identifier: GPL-2.0
 """kvmmmu-diff's statistics against scipy's, on generated runs.
 
-Usage: diff_oracle.py KVMMMU_DIFF WORKDIR
+Usage: diff_oracle.py KVMMMU_DIFF WORKDIR [A=a1.csv,... B=b1.csv,...]
 
 For 40 generated comparisons (4 to 12 runs a side, with and without ties,
 with and without a shift) it writes one kvmmmu CSV per run, runs kvmmmu-diff
 --all --format csv, and checks every tested row's p-value against
 scipy.stats.mannwhitneyu (two-sided, scipy's own choice of exact or
 asymptotic), then the --holm p-values against Holm-Bonferroni computed here.
+Given real runs (A=... B=..., kvmmmu-hist CSVs with histograms), it also
+checks, per VM-wide latency histogram, the interpolated percentiles (each
+run's p50/p90/p99 the histogram_quantile way, the median of the runs) and
+the Wasserstein-1 distance on log2(ns) of the pooled histograms
+(scipy.stats.wasserstein_distance with the bucket counts as weights).
 Prints one "PASS name" or "FAIL name: why" line per comparison and test. A test oracle
 only: kvmmmu never needs Python or scipy.
 """
 import csv
+import math
 import os
 import random
+import re
+import statistics
 import subprocess
 import sys
 
-from scipy.stats import mannwhitneyu
+from scipy.stats import mannwhitneyu, wasserstein_distance
 
 
 def write_run(path, faults, fixed):
@@ -59,6 +67,107 @@ def report(name, na, nb, wrong):
         return 0
     print(f"FAIL {name}: n={na}+{nb}: " + "; ".join(wrong))
     return 1
+
+
+def histograms(path):
+    """{(vm, metric): [(lo, hi, count), ...]} of a run's VM-wide rows, last values
+    (rows are cumulative);
+    hi is None for the open-ended last bucket."""
+    cumulative = {}
+    with open(path) as f:
+        rows = csv.reader(line for line in f if not line.startswith("#"))
+        next(rows)
+        for r in rows:
+            ts, pid, comm, vcpu, source, metric, le, value = r[:8]
+            vm = r[8] if len(r) > 8 and r[8] else comm
+            # VM-wide rows only: not a vCPU's, nor a thread's tied to none ("NAME [tid N]")
+            if (source != "bpf" or vcpu != "" or le == "" or pid == "0"
+                    or re.search(r" \[tid [0-9]+\]$", comm)):
+                continue
+            cumulative.setdefault((vm, metric), {})[le] = int(value)
+    out = {}
+    for key, by_le in cumulative.items():
+        bounds = sorted(int(le) for le in by_le if le != "+Inf")
+        buckets, below, lo = [], 0, 0
+        for b in bounds:
+            buckets.append((lo, b, by_le[str(b)] - below))
+            below, lo = by_le[str(b)], b + 1
+        buckets.append((lo, None, by_le["+Inf"] - below))
+        out[key] = buckets
+    return out
+
+
+def quantile(buckets, q):
+    """histogram_quantile's interpolation inside the bucket that holds rank q*count."""
+    total = sum(n for _, _, n in buckets)
+    rank, seen = q * total, 0
+    for lo, hi, n in buckets:
+        if n and seen + n >= rank:
+            if hi is None:
+                return lo
+            return lo + (hi + 1 - lo) * (rank - seen) / n
+        seen += n
+    return buckets[-1][0]
+
+
+def log2_point(lo, hi):
+    """Where a bucket's mass sits on the log2 axis: its geometric middle."""
+    if hi is None:
+        return math.log2(max(lo, 1))
+    return (math.log2(max(lo, 1)) + math.log2(hi + 1)) / 2
+
+
+def real_runs(tool, sides):
+    """Percentiles and Wasserstein distances of real runs against kvmmmu-diff's."""
+    (na, a), (nb, b) = [(s.split("=", 1)[0], s.split("=", 1)[1].split(",")) for s in sides]
+    out = subprocess.run([tool, "--all", "--format", "csv", *sides], check=True,
+                         capture_output=True, text=True).stdout
+    rows = {(r["vm"], r["metric"]): r for r in csv.DictReader(out.splitlines())
+            if r["vcpu"] == ""}
+    text = subprocess.run([tool, "--all", *sides], check=True, capture_output=True,
+                          text=True).stdout
+    runs = {na: [histograms(p) for p in a], nb: [histograms(p) for p in b]}
+    failed = 0
+    for key in sorted(set().union(*runs[na]) & set().union(*runs[nb])):
+        vm, metric = key
+        if (vm, f"{metric} mean") not in rows:
+            continue  # a histogram kvmmmu-diff does not compare (the mmu_lock waits)
+        wrong = []
+        for side, col in ((na, f"{na}_median"), (nb, f"{nb}_median")):
+            for suffix, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
+                row = rows.get((vm, f"{metric} {suffix}"))
+                per_run = [quantile(h[key], q) for h in runs[side] if key in h]
+                if row is None or not per_run:
+                    continue
+                want, got = statistics.median(per_run), float(row[col])
+                if abs(got - want) > 1e-9 * max(abs(want), 1):
+                    wrong.append(f"{side} {suffix}: kvmmmu-diff {got}, here {want}")
+        pooled = {}
+        for side in (na, nb):
+            counts = {}
+            for h in runs[side]:
+                for lo, hi, n in h.get(key, []):
+                    counts[(lo, hi)] = counts.get((lo, hi), 0) + n
+            pooled[side] = counts
+        support = sorted(set(pooled[na]) | set(pooled[nb]), key=lambda b: b[0])
+        points = [log2_point(lo, hi) for lo, hi in support]
+        wa = [pooled[na].get(b, 0) for b in support]
+        wb = [pooled[nb].get(b, 0) for b in support]
+        m = re.search(rf"^  {re.escape(vm)} {re.escape(metric)}: {re.escape(nb)} shifted by "
+                      r"([0-9.]+) doublings", text, re.M)
+        if sum(wa) and sum(wb):
+            want = wasserstein_distance(points, points, wa, wb)
+            if not m:
+                wrong.append(f"no Wasserstein line (scipy: {want:.4f})")
+            elif abs(float(m.group(1)) - want) > 0.005 + 1e-9:
+                wrong.append(f"Wasserstein: kvmmmu-diff {m.group(1)}, scipy {want:.4f}")
+        name = f"diff/scipy-real-{vm}-{metric}"
+        if wrong:
+            failed += 1
+            print(f"FAIL {name}: " + "; ".join(wrong))
+        else:
+            print(f"PASS {name}")
+    return failed
 
 
 def main():
@@ -107,6 +216,8 @@ def main():
             if not close(got, p):
                 wrong.append(f"{metric}: kvmmmu-diff --holm p={got}, Holm here {p:.6g}")
         failed += report(f"diff/scipy-holm-case{case}", na, nb, wrong)
+    if len(sys.argv) == 5:
+        failed += real_runs(tool, sys.argv[3:5])
     return 1 if failed else 0
 
 
