@@ -3,7 +3,6 @@
  * The tracing session (session.h): the choice of VMs, the command run under
  * it, KVM's own counters, and the collector that reads kvmmmu's.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -262,31 +261,13 @@ static void kvm_stats_tick(struct session *s, const int *pids, size_t n)
  */
 static size_t running_vms(const struct session *s, int *pids, size_t max)
 {
-	size_t n = 0;
-	struct dirent *e;
-	DIR *d;
-	int found;
+	int n;
 
-	if (!s->opts.kvm_stats || s->opts.command)
+	/* a command's VM starts after us; -p PIDs are taken as they are */
+	if (!s->opts.kvm_stats || s->opts.command || (s->opts.n_specs && !has_name_specs(&s->opts)))
 		return 0;
-	if (has_name_specs(&s->opts)) {
-		found = procs_find("/proc", s->opts.specs, (size_t)s->opts.n_specs, getpid(), pids,
-				   (int)max);
-		for (int i = 0; i < found; i++)
-			if (proc_is_vmm("/proc", pids[i]))
-				pids[n++] = pids[i];
-		return n;
-	}
-	if (s->opts.n_specs || !(d = opendir("/proc")))
-		return 0;
-	while (n < max && (e = readdir(d))) {
-		int pid = atoi(e->d_name);
-
-		if (pid > 0 && pid != getpid() && proc_is_vmm("/proc", pid))
-			pids[n++] = pid;
-	}
-	closedir(d);
-	return n;
+	n = procs_find_vmms("/proc", s->opts.specs, (size_t)s->opts.n_specs, getpid(), pids, max);
+	return n > 0 ? (size_t)n : 0;
 }
 
 /* Forks COMMAND, held until release() so that its pid is traced before it runs. */

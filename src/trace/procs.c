@@ -105,8 +105,9 @@ bool procs_spec_any(const struct proc_spec *specs, size_t n, int pid, const char
 	return match;
 }
 
-int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self, int *pids,
-	       size_t max)
+/* procs_find(), and with VMMS only processes with a VM open (every one of them if N is 0). */
+static int find(const char *proc_root, const struct proc_spec *specs, size_t n, bool vmms, int self,
+		int *pids, size_t max)
 {
 	DIR *d = opendir(proc_root);
 	struct dirent *e;
@@ -123,15 +124,31 @@ int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, i
 		pid = atoi(e->d_name);
 		if (pid == self)
 			continue;
-		proc_comm(proc_root, pid, 0, comm, sizeof(comm));
-		if (procs_spec_any(specs, n, pid, comm, proc_root)) {
-			if (found < max)
-				pids[found] = pid;
-			found++;
+		if (n || !vmms) {
+			proc_comm(proc_root, pid, 0, comm, sizeof(comm));
+			if (!procs_spec_any(specs, n, pid, comm, proc_root))
+				continue;
 		}
+		if (vmms && !proc_is_vmm(proc_root, pid))
+			continue;
+		if (found < max)
+			pids[found] = pid;
+		found++;
 	}
 	closedir(d);
 	return (int)(found < max ? found : max);
+}
+
+int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self, int *pids,
+	       size_t max)
+{
+	return find(proc_root, specs, n, false, self, pids, max);
+}
+
+int procs_find_vmms(const char *proc_root, const struct proc_spec *specs, size_t n, int self,
+		    int *pids, size_t max)
+{
+	return find(proc_root, specs, n, true, self, pids, max);
 }
 
 bool proc_is_vmm(const char *proc_root, int pid)

@@ -26,6 +26,9 @@ bool procs_spec_any(const struct proc_spec *specs, size_t n, int pid, const char
  */
 int procs_find(const char *proc_root, const struct proc_spec *specs, size_t n, int self, int *pids,
 	       size_t max);
+/* The same, of processes with a KVM VM open; with no specs (N 0), every such process. */
+int procs_find_vmms(const char *proc_root, const struct proc_spec *specs, size_t n, int self,
+		    int *pids, size_t max);
 /* The comm of PID (or of TID when tid > 0), "" when gone. */
 void proc_comm(const char *proc_root, int pid, int tid, char *buf, size_t len);
 /* Whether PID has a KVM VM open (an fd named anon_inode:kvm-vm). */

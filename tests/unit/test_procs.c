@@ -127,6 +127,14 @@ static void finds_processes(void **state)
 	assert_int_equal(n, 2);
 	assert_true(proc_is_vmm(root, 100));
 	assert_false(proc_is_vmm(root, 300));
+	/* of those, the ones with a VM open; with no spec, every one (qemu-img has none) */
+	n = procs_find_vmms(root, s, 1, 0, pids, 8);
+	assert_int_equal(n, 1);
+	assert_int_equal(pids[0], 100);
+	n = procs_find_vmms(root, NULL, 0, 0, pids, 8);
+	for (int i = 0; i < n; i++)
+		assert_true(proc_is_vmm(root, pids[i]));
+	assert_true(n >= 1);
 	proc_spec_free(&s[0]);
 	proc_spec_free(&s[1]);
 }
