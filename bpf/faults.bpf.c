@@ -98,7 +98,9 @@ static __always_inline struct kvmmmu_thread_stats *thread(void)
 	return s;
 }
 
-static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
+/* A counted fault's outcome RET, on PATH. */
+static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret,
+				      enum kvmmmu_fault_path path)
 {
 	__u32 slot = (__u32)ret;
 
@@ -113,6 +115,7 @@ static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret)
 	 */
 	barrier_var(slot);
 	s->ret_pf[slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
+	s->outcomes[path & (KVMMMU_N_FAULT_PATHS - 1)][slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
 }
 
 /*
@@ -138,13 +141,16 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 	s->st.pending = 0;
 	if (func_mode)
 		return;
-	count_ret(s, ret);
-	if (s->st.tdp_mmu_fault || s->st.tdp_changes)
+	if (s->st.tdp_mmu_fault || s->st.tdp_changes) {
 		s->counters[KVMMMU_PATH_TDP_MMU]++;
-	else if (s->st.walked)
+		count_ret(s, ret, KVMMMU_FP_TDP_MMU);
+	} else if (s->st.walked) {
 		s->counters[KVMMMU_PATH_SHADOW]++;
-	else
+		count_ret(s, ret, KVMMMU_FP_SHADOW);
+	} else {
 		s->counters[KVMMMU_PATH_DIRECT]++;
+		count_ret(s, ret, KVMMMU_FP_DIRECT);
+	}
 	if (now && s->st.walked && s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
 }
@@ -428,7 +434,7 @@ static __always_inline int on_fast_page_fault(int ret)
 	}
 	if (!func_mode) {
 		s->counters[KVMMMU_FAULTS]++;
-		count_ret(s, ret);
+		count_ret(s, ret, KVMMMU_FP_FAST);
 		s->st.exit_pending = 0;
 	}
 	return 0;
@@ -636,18 +642,23 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 	if (s->st.in_fault) {
 		s->st.handled = 1;
 		s->counters[KVMMMU_FAULTS]++;
-		count_ret(s, (int)ret);
-		if (!s->st.fast_resolved) {
+		if (s->st.fast_resolved) {
+			count_ret(s, (int)ret, KVMMMU_FP_FAST);
+		} else {
 			if (s->st.handler_ts) {
 				now = bpf_ktime_get_ns();
 				kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
 			}
-			if (kind == HANDLER_SHADOW)
+			if (kind == HANDLER_SHADOW) {
 				s->counters[KVMMMU_PATH_SHADOW]++;
-			else if (kind == HANDLER_NONPAGING || s->st.direct)
+				count_ret(s, (int)ret, KVMMMU_FP_SHADOW);
+			} else if (kind == HANDLER_NONPAGING || s->st.direct) {
 				s->counters[KVMMMU_PATH_DIRECT]++;
-			else
+				count_ret(s, (int)ret, KVMMMU_FP_DIRECT);
+			} else {
 				s->counters[KVMMMU_PATH_TDP_MMU]++;
+				count_ret(s, (int)ret, KVMMMU_FP_TDP_MMU);
+			}
 		}
 	}
 	s->st.handler_ts = 0;

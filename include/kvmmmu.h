@@ -36,6 +36,18 @@ enum kvmmmu_counter {
 	KVMMMU_N_COUNTERS,
 };
 
+/*
+ * The MMU path that ended a fault: the first index of outcomes[][]. In the
+ * order of the KVMMMU_PATH_* counters.
+ */
+enum kvmmmu_fault_path {
+	KVMMMU_FP_FAST,
+	KVMMMU_FP_TDP_MMU,
+	KVMMMU_FP_SHADOW,
+	KVMMMU_FP_DIRECT,
+	KVMMMU_N_FAULT_PATHS,
+};
+
 /* Latency histograms. Keep kvmmmu_hist_names[] (src/trace/model.c) in sync. */
 enum kvmmmu_hist_id {
 	KVMMMU_HIST_FAULT,	  /* kvm_mmu_page_fault entry to exit */
@@ -111,6 +123,8 @@ struct kvmmmu_thread_stats {
 	struct kvmmmu_fault_state st;
 	__u64 counters[KVMMMU_N_COUNTERS];
 	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
+	/* faults by path and RET_PF_* outcome: each counted fault once */
+	__u64 outcomes[KVMMMU_N_FAULT_PATHS][KVMMMU_RET_PF_SLOTS];
 	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
 };
 

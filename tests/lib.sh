@@ -6,6 +6,8 @@
 # shellcheck disable=SC2034 # for the scripts that source this
 BUILD=$(cd "$OUTPUT" && pwd)
 TMP=$(mktemp -d /tmp/kvmmmu-test.XXXXXX)
+# shellcheck disable=SC2034 # for the scripts that source this
+TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")/tools" && pwd)
 trap 'rm -rf "$TMP"' EXIT
 
 report() { echo "$*"; echo "$*" >>"$RESULTS"; }
@@ -58,4 +60,28 @@ agree() {
 				test -n "$bpf" -a "$bpf" = "$kvm"
 		done
 	done
+}
+
+# leaked_progs: kvmmmu's BPF programs (by their names) that no process holds
+# any more, neither as a program fd nor through a link; other tracers running
+# at the same time hold theirs. The kernel frees programs a moment after the
+# last fd closes, so this waits up to 3 s for the count to reach 0.
+leaked_progs() {
+	local held n
+	for _ in $(seq 30); do
+		held=" $(cat /proc/[0-9]*/fdinfo/* 2>/dev/null | awk '$1 == "prog_id:" { printf "%s ", $2 }')"
+		n=$(bpftool prog show 2>/dev/null | awk -v held="$held" '
+			/^[0-9]+:/ {
+				id = $1; sub(":", "", id)
+				for (i = 1; i < NF; i++)
+					if ($i == "name") name = $(i + 1)
+				if (name ~ /_(btf|raw|fentry|fexit|kprobe|kretprobe)$|^sys_(enter|exit)_ioctl$/ &&
+				    index(held, " " id " ") == 0)
+					n++
+			}
+			END { print n + 0 }')
+		[ "$n" = 0 ] && break
+		sleep 0.1
+	done
+	echo "$n"
 }

@@ -105,10 +105,18 @@ static void finish_hist(struct kvmmmu_hist *h)
 static void set_figure(struct loader *l, struct figures *f, const struct csv_record *r)
 {
 	struct snapshot *s = l->snap;
+	const char *ret_name;
 	int i;
 
 	if ((i = index_of(kvmmmu_counter_names, KVMMMU_N_COUNTERS, r->metric)) >= 0) {
 		f->counters[i] = r->u64;
+		return;
+	}
+	if ((i = outcome_metric_path(r->metric, &ret_name)) >= 0) {
+		int slot = ret_pf_slot(s, ret_name);
+
+		if (slot >= 0)
+			f->outcomes[i][slot] = r->u64;
 		return;
 	}
 	if (!strncmp(r->metric, "ret_pf_", 7)) {
@@ -148,20 +156,6 @@ static void set_figure(struct loader *l, struct figures *f, const struct csv_rec
 
 static void set_health(struct snapshot *s, const struct csv_record *r)
 {
-	static const struct {
-		const char *metric;
-		size_t offset;
-	} h[] = {
-		{"drops", offsetof(struct kvmmmu_health, drops)},
-		{"bad_ret_pf", offsetof(struct kvmmmu_health, bad_ret)},
-		{"thread_news_lost", offsetof(struct kvmmmu_health, news_lost)},
-		{"ioctl_calls_untimed", offsetof(struct kvmmmu_health, calls_full)},
-		{"memslot_flags_lost", offsetof(struct kvmmmu_health, slots_full)},
-		{"timeline_events_lost", offsetof(struct kvmmmu_health, timeline_lost)},
-		{"kprobe_missed", offsetof(struct kvmmmu_health, kprobe_missed)},
-		{"prog_missed", offsetof(struct kvmmmu_health, prog_missed)},
-		{"exits_lost", offsetof(struct kvmmmu_health, exits_lost)},
-	};
 
 	if (!strcmp(r->metric, "latency_sample_every")) {
 		s->sample_every = (unsigned int)r->u64;
@@ -171,9 +165,9 @@ static void set_health(struct snapshot *s, const struct csv_record *r)
 		s->traced_ns = r->u64;
 		return;
 	}
-	for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++)
-		if (!strcmp(r->metric, h[i].metric))
-			*(__u64 *)((char *)&s->m.health + h[i].offset) = r->u64;
+	for (size_t i = 0; i < N_HEALTH_FIELDS; i++)
+		if (!strcmp(r->metric, health_fields[i].metric))
+			*(__u64 *)((char *)&s->m.health + health_fields[i].offset) = r->u64;
 }
 
 /* "NAME [tid N]": a thread tied to no vCPU; its tid, or 0. */

@@ -63,6 +63,15 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 		snprintf(metric, sizeof(metric), "ret_pf_%s", snap->ret_pf.name[r]);
 		put(x, metric, NULL, f->ret_pf[r]);
 	}
+	/* the path x outcome table: the cells that have faults */
+	for (int p = 0; p < KVMMMU_N_FAULT_PATHS; p++)
+		for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
+			if (!snap->ret_pf.name[r] || !f->outcomes[p][r])
+				continue;
+			snprintf(metric, sizeof(metric), "outcome_%s_%s",
+				 kvmmmu_fault_path_names[p], snap->ret_pf.name[r]);
+			put(x, metric, NULL, f->outcomes[p][r]);
+		}
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
 		if (snap->hist_available[h])
 			put_hist(x, kvmmmu_hist_names[h], &f->hist[h]);
@@ -178,15 +187,8 @@ int render_csv(struct csv_writer *w, const struct snapshot *snap)
 	x.row.comm = "kvmmmu";
 	x.row.vm = NULL;
 	x.row.vcpu = CSV_NO_VCPU;
-	put(&x, "drops", NULL, m->health.drops);
-	put(&x, "bad_ret_pf", NULL, m->health.bad_ret);
-	put(&x, "thread_news_lost", NULL, m->health.news_lost);
-	put(&x, "ioctl_calls_untimed", NULL, m->health.calls_full);
-	put(&x, "memslot_flags_lost", NULL, m->health.slots_full);
-	put(&x, "timeline_events_lost", NULL, m->health.timeline_lost);
-	put(&x, "kprobe_missed", NULL, m->health.kprobe_missed);
-	put(&x, "prog_missed", NULL, m->health.prog_missed);
-	put(&x, "exits_lost", NULL, m->health.exits_lost);
+	for (size_t i = 0; i < N_HEALTH_FIELDS; i++)
+		put(&x, health_fields[i].metric, NULL, health_value(&m->health, &health_fields[i]));
 	put(&x, "latency_sample_every", NULL, snap->sample_every > 1 ? snap->sample_every : 1);
 	if (snap->traced_ns)
 		put(&x, "traced_ns", NULL, snap->traced_ns);

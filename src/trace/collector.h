@@ -83,6 +83,7 @@ struct thread_name {
 	bool needs_proc;   /* process: some thread's vCPU must come from /proc */
 	bool gone;	   /* process: exited (no more /proc scans) */
 	char *vm_name;	   /* process: the VM's name (vm_name.h), read at its first sighting */
+	size_t ns_len; /* process: vm_name is "NAMESPACE/NAME" (KubeVirt), NAMESPACE this long */
 };
 struct bpf_link;
 struct ring_buffer;
@@ -137,6 +138,8 @@ int collector_trace_pid(struct collector *c, int pid);
  * Returns the number of records handled, or a negative errno.
  */
 int collector_poll(struct collector *c, int timeout_ms);
+/* An fd that polls readable when BPF has news (for a caller's own poll loop). */
+int collector_poll_fd(const struct collector *c);
 /*
  * Handles what BPF announced, rescans the maps when announcements were lost,
  * and refreshes the /proc vCPU map of live VMs that need it. Call every tick.
@@ -186,6 +189,8 @@ void collector_forget_process(struct collector *c, int pid);
 bool collector_process_gone(const struct collector *c, int pid);
 /* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */
 const char *collector_vm_name(const struct collector *c, int pid);
+/* The KubeVirt namespace of PID's VM into BUF (SIZE bytes); "" when it has none. */
+void collector_vm_namespace(const struct collector *c, int pid, char *buf, size_t size);
 const struct probe_status *collector_probe(const struct collector *c, const char *name);
 
 #endif

@@ -26,8 +26,10 @@ void collector_add_figures(struct collector *c, struct model *m,
 		return;
 	if (!vm->comm[0])
 		snprintf(vm->comm, sizeof(vm->comm), "%.15s", id->process);
-	if (!vm->name)
+	if (!vm->name) {
 		vm->name = collector_vm_name(c, tgid);
+		collector_vm_namespace(c, tgid, vm->namespace, sizeof(vm->namespace));
+	}
 	vm->gone = collector_process_gone(c, tgid);
 	if (c->opts.attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
 		vcpu = id->vcpu_id;
@@ -53,13 +55,20 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	memset(&f, 0, sizeof(f));
 	memcpy(f.counters, s->counters, sizeof(f.counters));
 	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
+	memcpy(f.outcomes, s->outcomes, sizeof(f.outcomes));
 	memcpy(f.hist, s->hist, sizeof(f.hist));
 	if (final && s->st.pending && !c->func_mode) {
 		/* as resolve_pending() would: the TDP MMU traces its spurious faults */
 		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
+		int path = s->st.tdp_mmu_fault || s->st.tdp_changes ? KVMMMU_FP_TDP_MMU
+			   : s->st.walked			    ? KVMMMU_FP_SHADOW
+								    : KVMMMU_FP_DIRECT;
 
-		if (ret >= 0)
+		if (ret >= 0) {
 			f.ret_pf[ret]++;
+			f.outcomes[path][ret]++;
+			f.counters[KVMMMU_PATH_FAST + path]++;
+		}
 	}
 	collector_add_figures(c, m, k, &s->id, &f);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "model.h"
@@ -24,6 +25,26 @@ const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS] = {
 	[KVMMMU_MMIO_FAULTS] = "mmio_faults",
 	[KVMMMU_MMIO_SPTES_CREATED] = "mmio_sptes_created",
 	[KVMMMU_PF_EXITS] = "page_fault_exits",
+};
+
+const struct health_field health_fields[N_HEALTH_FIELDS] = {
+	{"drops", "thread_map_full", offsetof(struct kvmmmu_health, drops)},
+	{"bad_ret_pf", "bad_ret_pf", offsetof(struct kvmmmu_health, bad_ret)},
+	{"thread_news_lost", "thread_news_lost", offsetof(struct kvmmmu_health, news_lost)},
+	{"ioctl_calls_untimed", "ioctl_calls_untimed", offsetof(struct kvmmmu_health, calls_full)},
+	{"memslot_flags_lost", "memslot_flags_lost", offsetof(struct kvmmmu_health, slots_full)},
+	{"timeline_events_lost", "timeline_events_lost",
+	 offsetof(struct kvmmmu_health, timeline_lost)},
+	{"kprobe_missed", "kprobe_missed", offsetof(struct kvmmmu_health, kprobe_missed)},
+	{"prog_missed", "prog_missed", offsetof(struct kvmmmu_health, prog_missed)},
+	{"exits_lost", "exits_lost", offsetof(struct kvmmmu_health, exits_lost)},
+};
+
+const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS] = {
+	[KVMMMU_FP_FAST] = "fast",
+	[KVMMMU_FP_TDP_MMU] = "tdp_mmu",
+	[KVMMMU_FP_SHADOW] = "shadow",
+	[KVMMMU_FP_DIRECT] = "direct",
 };
 
 const char *const kvmmmu_hist_names[KVMMMU_N_HISTS] = {
@@ -67,6 +88,24 @@ int counter_index(const char *name)
 	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
 		if (!strcmp(kvmmmu_counter_names[i], name))
 			return i;
+	return -1;
+}
+
+int outcome_metric_path(const char *metric, const char **ret_name)
+{
+	size_t n;
+
+	if (strncmp(metric, "outcome_", 8))
+		return -1;
+	metric += 8;
+	for (int p = 0; p < KVMMMU_N_FAULT_PATHS; p++) {
+		n = strlen(kvmmmu_fault_path_names[p]);
+		if (!strncmp(metric, kvmmmu_fault_path_names[p], n) && metric[n] == '_' &&
+		    metric[n + 1]) {
+			*ret_name = metric + n + 1;
+			return p;
+		}
+	}
 	return -1;
 }
 
@@ -207,6 +246,7 @@ void figures_add(struct figures *dst, const struct figures *src)
 {
 	add_u64(dst->counters, src->counters, ARRAY_LEN(src->counters));
 	add_u64(dst->ret_pf, src->ret_pf, ARRAY_LEN(src->ret_pf));
+	add_u64(dst->outcomes[0], src->outcomes[0], sizeof(src->outcomes) / sizeof(__u64));
 	add_u64(dst->mmu, src->mmu, ARRAY_LEN(src->mmu));
 	add_u64(dst->mmu_ns, src->mmu_ns, ARRAY_LEN(src->mmu_ns));
 	add_u64(dst->lock_other_waits, src->lock_other_waits, ARRAY_LEN(src->lock_other_waits));
@@ -221,6 +261,7 @@ void figures_sub(struct figures *dst, const struct figures *cur, const struct fi
 	*dst = *cur;
 	sub_u64(dst->counters, prev->counters, ARRAY_LEN(prev->counters));
 	sub_u64(dst->ret_pf, prev->ret_pf, ARRAY_LEN(prev->ret_pf));
+	sub_u64(dst->outcomes[0], prev->outcomes[0], sizeof(prev->outcomes) / sizeof(__u64));
 	sub_u64(dst->mmu, prev->mmu, ARRAY_LEN(prev->mmu));
 	sub_u64(dst->mmu_ns, prev->mmu_ns, ARRAY_LEN(prev->mmu_ns));
 	sub_u64(dst->lock_other_waits, prev->lock_other_waits, ARRAY_LEN(prev->lock_other_waits));

@@ -17,6 +17,8 @@ extern const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS];
 extern const char *const kvmmmu_hist_names[KVMMMU_N_HISTS];
 extern const char *const kvmmmu_mmu_counter_names[KVMMMU_N_MMU_COUNTERS];
 extern const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES];
+/* "fast", "tdp_mmu", "shadow", "direct" */
+extern const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS];
 
 /* Time the kernel spent in dirty-log calls and root loads, all calls summed (ns). */
 enum mmu_time {
@@ -32,6 +34,7 @@ extern const char *const mmu_time_names[N_MMU_TIMES];
 struct figures {
 	__u64 counters[KVMMMU_N_COUNTERS];
 	__u64 ret_pf[KVMMMU_RET_PF_SLOTS];
+	__u64 outcomes[KVMMMU_N_FAULT_PATHS][KVMMMU_RET_PF_SLOTS]; /* by path, then RET_PF_* */
 	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
 	/* kvm->mmu_lock waits by mode: inside faults, and elsewhere */
 	struct kvmmmu_hist lock_wait[KVMMMU_LOCK_MODES];
@@ -53,8 +56,9 @@ struct vcpu_row {
 struct vm_row {
 	int pid;
 	char comm[16];
-	const char *name; /* the VM's name (owned by the collector), NULL: unknown */
-	bool gone;	  /* the VMM has exited: these are its last figures */
+	const char *name;   /* the VM's name (owned by the collector), NULL: unknown */
+	char namespace[64]; /* KubeVirt's namespace (the start of name), or "" */
+	bool gone;	    /* the VMM has exited: these are its last figures */
 	struct figures total;
 	struct vcpu_row *rows; /* sorted: vCPUs by id, then threads by tid */
 	size_t n_rows, cap_rows;
@@ -65,6 +69,18 @@ struct model {
 	size_t n_vms, cap_vms;
 	struct kvmmmu_health health;
 };
+
+/* The health counters (what was lost), by their names in CSV and as a Prometheus reason. */
+struct health_field {
+	const char *metric, *reason;
+	size_t offset; /* in struct kvmmmu_health */
+};
+#define N_HEALTH_FIELDS 9
+extern const struct health_field health_fields[N_HEALTH_FIELDS];
+static inline __u64 health_value(const struct kvmmmu_health *h, const struct health_field *f)
+{
+	return *(const __u64 *)((const char *)h + f->offset);
+}
 
 /* Where a thread's figures go. vcpu < 0 means "no vCPU known". */
 struct vm_row *model_vm(struct model *m, int pid);
@@ -88,6 +104,8 @@ int model_copy(struct model *dst, const struct model *src);
 __u64 hist_percentile(const struct kvmmmu_hist *h, double p);
 /* Index of a counter or histogram by name; -1 when unknown. */
 int counter_index(const char *name);
+/* The path of "outcome_PATH_RET" metric METRIC and where RET starts; -1 if not one. */
+int outcome_metric_path(const char *metric, const char **ret_name);
 int hist_index(const char *name);
 
 #endif

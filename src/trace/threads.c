@@ -107,6 +107,8 @@ static void note_thread(struct collector *c, int tgid, int tid, const struct kvm
 			if (vn.namespace &&
 			    asprintf(&proc->vm_name, "%s/%s", vn.namespace, vn.name) < 0)
 				proc->vm_name = NULL;
+			if (proc->vm_name && vn.namespace)
+				proc->ns_len = strlen(vn.namespace);
 			if (proc->vm_name != vn.name)
 				free(vn.name);
 			free(vn.namespace);
@@ -195,6 +197,11 @@ int collector_open_news(struct collector *c)
 		return err;
 	}
 	return 0;
+}
+
+int collector_poll_fd(const struct collector *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
 }
 
 int collector_poll(struct collector *c, int timeout_ms)
@@ -303,6 +310,14 @@ bool collector_process_gone(const struct collector *c, int pid)
 	const struct thread_name *n = find_name(c, pid, 0);
 
 	return n && n->gone;
+}
+
+void collector_vm_namespace(const struct collector *c, int pid, char *buf, size_t size)
+{
+	const struct thread_name *n = find_name(c, pid, 0);
+	size_t len = n && n->vm_name ? n->ns_len : 0;
+
+	snprintf(buf, size, "%.*s", (int)len, len ? n->vm_name : "");
 }
 
 const char *collector_vm_name(const struct collector *c, int pid)

@@ -87,6 +87,12 @@ agree shared "$TMP/h8.csv" "$TMP/l8.csv" "$pid" 2
 s0=$(csv_value "$TMP/l8.csv" kvm_stats pf_spurious 0)
 s1=$(csv_value "$TMP/l8.csv" kvm_stats pf_spurious 1)
 check hist/shared-faults-collided "KVM pf_spurious: vCPU 0 $s0, vCPU 1 $s1" test $((s0 + s1)) -gt 0
+# the path x outcome table adds up, to faults, each ret_pf_* and each path_*
+for f in h1 h8; do
+	check "hist/$f-outcome-table-adds-up" "$(awk -F, -f "$TOOLS/outcomes.awk" "$TMP/$f.csv")" \
+		awk -F, -f "$TOOLS/outcomes.awk" "$TMP/$f.csv"
+done
+check hist/shared-outcome-spurious-cells "no outcome_*_spurious row" grep -q ',outcome_[a-z_]*_spurious,' "$TMP/h8.csv"
 
 # --- host reclaim while the vCPUs write (--reclaim): faults that race with
 # an MMU-notifier zap are retried before they request an SPTE. The tracepoint

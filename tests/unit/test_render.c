@@ -41,6 +41,9 @@ static void build(struct snapshot *snap, unsigned int fixed, unsigned int spurio
 		f.counters[KVMMMU_FAULTS] = fixed + spurious;
 		f.ret_pf[5] = fixed;
 		f.ret_pf[6] = spurious;
+		f.outcomes[KVMMMU_FP_SHADOW][5] = fixed;
+		f.outcomes[KVMMMU_FP_SHADOW][6] = spurious - spurious / 2;
+		f.outcomes[KVMMMU_FP_FAST][6] = spurious / 2;
 		f.hist[KVMMMU_HIST_WALK_TO_SPTE].slots[10] = fixed;
 		f.hist[KVMMMU_HIST_WALK_TO_SPTE].count = fixed;
 		f.hist[KVMMMU_HIST_WALK_TO_SPTE].sum_ns = fixed * 1500ULL;
@@ -183,6 +186,8 @@ static void same_figures(const struct figures *a, const struct figures *b,
 				break;
 		assert_true(k < KVMMMU_RET_PF_SLOTS);
 		assert_true(a->ret_pf[r] == b->ret_pf[k]);
+		for (int p = 0; p < KVMMMU_N_FAULT_PATHS; p++)
+			assert_true(a->outcomes[p][r] == b->outcomes[p][k]);
 	}
 	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
 		if (!sa->hist_available[h])

@@ -160,6 +160,13 @@ paths() {
 		done
 		check "$1/vcpu$v-paths-add-up" "faults=$f, sum of path_*=$sum" eq "$f" "$sum"
 	done
+	outcomes "$1" "$2"
+}
+
+# outcomes GROUP HIST_CSV: the path x outcome table adds up, to faults, ret_pf_* and path_*.
+outcomes() {
+	check "$1/outcome-table-adds-up" "$(awk -F, -f /kvmmmu/outcomes.awk "$2")" \
+		awk -F, -f /kvmmmu/outcomes.awk "$2"
 }
 
 # traced GROUP NAME HIST-ARGS... -- LOAD-ARGS...: kvmmmu-hist over kvmmmu-load,
@@ -202,7 +209,7 @@ for mode in fentry kprobe tracepoint; do
 			grep -q '^Outcomes from: function return values' $T/$g.out
 	fi
 	agree $g $T/$g.csv $T/$g-load.csv
-	[ $mode = tracepoint ] || paths $g $T/$g.csv
+	if [ $mode = tracepoint ]; then outcomes $g $T/$g.csv; else paths $g $T/$g.csv; fi
 	for n in $RET_PF_ABSENT; do
 		n=$(echo "$n" | tr 'A-Z' 'a-z')
 		check "$g/no-ret_pf_$n-row" "this kernel has no RET_PF_$n" eval '! has_row $T/$g.csv ret_pf_$n'

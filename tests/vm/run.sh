@@ -189,6 +189,7 @@ make_initramfs() {
 	cp $VMDIR/init "$r/init"
 	cp $VMDIR/guest-checks.sh "$r/kvmmmu/guest-checks.sh"
 	cp $VMDIR/guest-qemu.sh "$r/kvmmmu/guest-qemu.sh"
+	cp $VMDIR/../tools/outcomes.awk "$r/kvmmmu/outcomes.awk"
 	cp $VMDIR/../../scripts/tdp-ab.sh "$r/kvmmmu/tdp-ab.sh"
 	cp "$VMDIR/kernels/$name.conf" "$r/kvmmmu/kernel.conf"
 	chmod 755 "$r/init"
