@@ -8,6 +8,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR := $(PREFIX)/sbin
 MANDIR := $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 CC ?= gcc
 CLANG ?= clang
@@ -38,7 +39,7 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-APPS := kvmmmu-load kvmmmu-hist kvmmmu-check kvmmmu-top kvmmmu-diff
+APPS := kvmmmu-load kvmmmu-hist kvmmmu-check kvmmmu-top kvmmmu-diff kvmmmu-exporter
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/skel/%.skel.h,$(BPF_SRCS))
@@ -74,6 +75,12 @@ $(OUTPUT)/kvmmmu-diff: $(call app_objs,diff) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# HTTP (libmicrohttpd, with GnuTLS), the web config (libyaml), bcrypt (libcrypt), capabilities
+EXPORTER_LIBS := -lmicrohttpd -lyaml -lcrypt -lcap
+$(OUTPUT)/kvmmmu-exporter: $(call app_objs,exporter) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) $(EXPORTER_LIBS) -o $@
+
 $(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -104,6 +111,12 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDE
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+
+# The exporter's web config, unit-tested on its own
+$(OUTPUT)/tests/test_web_config: tests/unit/test_web_config.c $(OUTPUT)/obj/exporter/web_config.o
+	$(call msg,TEST-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CPPFLAGS) -Isrc/exporter $(CFLAGS) $^ -lcmocka -lyaml -lcrypt -o $@
 
 $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 	$(call msg,TEST-CC,$@)
@@ -181,6 +194,9 @@ install: all
 	$(Q)install -m 0755 $(addprefix $(OUTPUT)/,$(APPS)) $(DESTDIR)$(BINDIR)
 	$(Q)install -d $(DESTDIR)$(MANDIR)/man1
 	$(Q)install -m 0644 $(wildcard docs/man/*.1) $(DESTDIR)$(MANDIR)/man1
+	$(Q)install -d $(DESTDIR)$(UNITDIR)
+	$(Q)sed 's|@SBINDIR@|$(BINDIR)|' dist/kvmmmu-exporter.service >$(DESTDIR)$(UNITDIR)/kvmmmu-exporter.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/kvmmmu-exporter.service
 
 FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c tests/fuzz/*.c \
 		       scripts/bench/*.c)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "session.h" /* first: the skeletons need kvmmmu.h's types */
 #include "bpf_cost.h"
@@ -40,8 +41,14 @@ static int write_setting(int v)
 	return fclose(f) || err ? -1 : 0;
 }
 
+static int stats_fd = -1; /* BPF_ENABLE_STATS: statistics on while it is open */
+
 void bpf_cost_restore(void)
 {
+	if (stats_fd >= 0) {
+		close(stats_fd);
+		stats_fd = -1;
+	}
 	if (was >= 0 && !write_setting(was))
 		was = -1;
 }
@@ -50,7 +57,16 @@ bool bpf_cost_enable(void)
 {
 	int now = read_setting();
 
-	if (now == 1)
+	if (now == 1 && stats_fd < 0)
+		return true;
+	if (stats_fd >= 0)
+		return true;
+	/*
+	 * An fd that keeps them on (5.8+) is put back by the kernel however we
+	 * exit, SIGKILL included; the sysctl is the fallback.
+	 */
+	stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (stats_fd >= 0)
 		return true;
 	if (now != 0 || write_setting(1))
 		return false;

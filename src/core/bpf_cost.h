@@ -6,8 +6,9 @@
  * kvmmmu's own BPF cost: the run time of every program a session loaded,
  * from the kernel's per-program statistics. They are kept only while
  * kernel.bpf_stats_enabled is 1 (it costs two clock reads per program run),
- * so bpf_cost_enable() turns it on if it was off, and it is put back as it
- * was at exit.
+ * so bpf_cost_enable() turns it on if it was off: with an fd that keeps it
+ * on while open (BPF_ENABLE_STATS), else through the sysctl, put back at
+ * exit.
  */
 #include <stdbool.h>
 #include <linux/types.h>

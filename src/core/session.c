@@ -110,12 +110,12 @@ static bool targets_gone(const struct session *s)
 /* Drops the VMs that -p or the command did not ask for. */
 static void retain_traced(const struct session *s, struct model *m)
 {
+	bool all = !s->opts.n_specs && !s->opts.command;
 	size_t kept = 0;
 
-	if (!s->opts.n_specs && !s->opts.command)
-		return;
 	for (size_t i = 0; i < m->n_vms; i++) {
-		if (session_is_traced(s, m->vms[i].pid))
+		/* every VM: any process the probes saw but ours (our own ioctls and locks) */
+		if (all ? m->vms[i].pid != getpid() : session_is_traced(s, m->vms[i].pid))
 			m->vms[kept++] = m->vms[i];
 		else
 			free(m->vms[i].rows);
@@ -482,6 +482,11 @@ void session_wait(struct session *s, int timeout_ms)
 	n = collector_take_new(&s->c, &pids);
 	find_targets(s, pids, n);
 	kvm_stats_tick(s, pids, n);
+}
+
+int session_poll_fd(const struct session *s)
+{
+	return collector_poll_fd(&s->c);
 }
 
 bool session_done(struct session *s)

@@ -72,6 +72,8 @@ int session_open(struct session *s, const struct session_opts *opts);
 void session_start(struct session *s);
 /* Waits up to TIMEOUT_MS for news, and acts on it: new VMs, their stats fds. */
 void session_wait(struct session *s, int timeout_ms);
+/* An fd that polls readable when there is news for session_wait() (a caller's own loop). */
+int session_poll_fd(const struct session *s);
 /* The command has exited, or every -p PID has. */
 bool session_done(struct session *s);
 /*

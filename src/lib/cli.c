@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -22,4 +23,23 @@ void cli_parse(const struct argp *argp, int argc, char **argv, unsigned int flag
 	if (quiet)
 		fclose(quiet);
 	quiet = NULL;
+}
+
+static volatile sig_atomic_t *quit_flag;
+
+static void on_quit(int sig)
+{
+	*quit_flag = sig;
+}
+
+void cli_catch_quit_signals(volatile sig_atomic_t *flag)
+{
+	struct sigaction sa = {.sa_handler = on_quit};
+	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+	quit_flag = flag;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 }

@@ -4,6 +4,7 @@
 #define KVMMMU_CLI_H
 
 #include <argp.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "log.h"
@@ -21,5 +22,11 @@
 void cli_key_init(struct argp_state *state);
 /* argp_parse() that exits 2 on usage errors (getopt has already said what was wrong). */
 void cli_parse(const struct argp *argp, int argc, char **argv, unsigned int flags, void *input);
+
+/*
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT store their number in *FLAG (the
+ * caller's loop ends on it); SIGPIPE is ignored (a write error says it).
+ */
+void cli_catch_quit_signals(volatile sig_atomic_t *flag);
 
 #endif

@@ -12,10 +12,8 @@
 
 enum {
 	OPT_CSV = 1000,
-	OPT_PROBE_MODE,
 	OPT_SINCE_START,
 	OPT_PER_VCPU,
-	OPT_SAMPLE,
 };
 
 const char *argp_program_version = "kvmmmu-top " KVMMMU_VERSION;
@@ -40,8 +38,7 @@ static const char doc[] =
 	"    kvmmmu-top -b -n 10 --csv top.csv\n";
 
 static const struct argp_option options[] = {
-	{"pid", 'p', "PID|NAME", 0,
-	 "Show this VM (PID, or a name matching its process or VM name); repeatable", 0},
+	SESSION_ARGP_OPTIONS("Show"),
 	{"delay", 'd', "SECS", 0, "Seconds between refreshes (default 1)", 0},
 	{"sort", 's', "KEY", 0, "Sort by KEY (see SORT KEYS; default faults)", 0},
 	{"batch", 'b', NULL, 0, "Plain text frames on stdout, no screen (also when not a tty)", 0},
@@ -49,9 +46,6 @@ static const struct argp_option options[] = {
 	{"since-start", OPT_SINCE_START, NULL, 0, "Counts since the start instead of rates", 0},
 	{"per-vcpu", OPT_PER_VCPU, NULL, 0, "Batch mode: each VM's vCPU rows under it", 0},
 	{"csv", OPT_CSV, "FILE", 0, "Also write kvmmmu CSV (as kvmmmu-hist) at each refresh", 0},
-	{"probe-mode", OPT_PROBE_MODE, "MODE", 0, "auto (default), fentry, kprobe or tracepoint",
-	 0},
-	{"sample", OPT_SAMPLE, "N", 0, "Time 1 fault in N (every fault is still counted)", 0},
 	{"verbose", 'v', NULL, 0,
 	 "Show libbpf's messages; batch mode: what the session keeps, at each frame", 0},
 	{},
@@ -64,18 +58,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct top_env *env = state->input;
 	uint64_t v;
 
+	if (session_args_parse(&env->session, key, arg))
+		return 0;
 	switch (key) {
 	case ARGP_KEY_INIT:
 		cli_key_init(state);
-		break;
-	case 'p':
-		if (env->n_specs == TOP_MAX_SPECS)
-			usage_error("too many -p options (at most %d)", TOP_MAX_SPECS);
-		if (!*arg)
-			usage_error("-p '': an empty name would match every process");
-		if (proc_spec_init(&env->specs[env->n_specs], arg))
-			usage_error("-p '%s': not a PID nor a valid name pattern", arg);
-		env->n_specs++;
 		break;
 	case 'd':
 		if (parse_seconds(arg, &env->delay) || env->delay < 0.1 || env->delay > 3600)
@@ -101,17 +88,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CSV:
 		env->csv_path = arg;
-		break;
-	case OPT_PROBE_MODE:
-		if (probe_mode_parse(arg, &env->mode))
-			usage_error(
-				"--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
-				arg);
-		break;
-	case OPT_SAMPLE:
-		if (parse_u64_range(arg, 1, 1 << 20, &v))
-			usage_error("--sample '%s': expected a number from 1 to %d", arg, 1 << 20);
-		env->sample_every = (unsigned int)v;
 		break;
 	case 'v':
 		env->verbose = true;

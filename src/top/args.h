@@ -6,22 +6,18 @@
 
 #include "collector.h"
 #include "procs.h"
+#include "session_args.h"
 #include "table.h"
 
-#define TOP_MAX_SPECS 16
-
 struct top_env {
-	struct proc_spec specs[TOP_MAX_SPECS];
-	int n_specs;
-	double delay; /* -d: seconds between frames */
-	bool batch;   /* -b, or stdout is not a terminal */
-	long count;   /* -n: frames, 0: until quit */
+	struct session_args session; /* -p, --probe-mode, --sample */
+	double delay;		     /* -d: seconds between frames */
+	bool batch;		     /* -b, or stdout is not a terminal */
+	long count;		     /* -n: frames, 0: until quit */
 	enum top_sort sort;
 	bool since_start; /* counts since the start, not per second */
 	bool per_vcpu;	  /* batch: each VM's vCPU rows under it */
 	const char *csv_path;
-	enum probe_mode mode;
-	unsigned int sample_every;
 	bool verbose;
 	char *command_line;
 };

@@ -17,6 +17,7 @@
 
 #include "args.h"
 #include "bpf_cost.h"
+#include "cli.h"
 #include "log.h"
 #include "screen.h"
 #include "session.h"
@@ -31,22 +32,6 @@ bool log_verbose;
 #define FIRST_FRAME_S 0.2 /* the first frame this soon after attaching */
 
 static volatile sig_atomic_t quit_signal;
-
-static void on_signal(int sig)
-{
-	quit_signal = sig;
-}
-
-static void handle_signals(void)
-{
-	struct sigaction sa = {.sa_handler = on_signal};
-	const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		sigaction(sigs[i], &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-}
 
 /*
  * Exited VMs: shown, marked, for GONE_FRAMES refreshes after the one that
@@ -304,20 +289,20 @@ int main(int argc, char **argv)
 	top_parse_args(argc, argv, &t.env);
 	log_verbose = t.env.verbose;
 	libbpf_set_print(log_libbpf);
-	handle_signals();
+	cli_catch_quit_signals(&quit_signal);
 	t.sort = t.env.sort;
 	t.vcpu = -1;
 	t.since_start = t.env.since_start;
 	t.delay = t.env.delay;
 	sopts = (struct session_opts){
-		.mode = t.env.mode,
+		.mode = t.env.session.mode,
 		.attribution = ATTRIBUTE_AUTO,
-		.sample_every = t.env.sample_every,
+		.sample_every = t.env.session.sample_every,
 		.lock = true,
 		.events = true,
 		.kvm_stats = false,
-		.specs = t.env.specs,
-		.n_specs = t.env.n_specs,
+		.specs = t.env.session.specs,
+		.n_specs = t.env.session.n_specs,
 		.wait = true, /* VMs that start while it runs appear */
 	};
 	if (t.env.csv_path) {
@@ -358,8 +343,7 @@ int main(int argc, char **argv)
 		elog("cannot write '%s': %s", t.env.csv_path, strerror(EIO));
 		err = -EIO;
 	}
-	for (int i = 0; i < t.env.n_specs; i++)
-		proc_spec_free(&t.env.specs[i]);
+	session_args_free(&t.env.session);
 	free(t.env.command_line);
 	return err ? 1 : 0;
 }

@@ -351,7 +351,7 @@ void screen_draw(struct top *t)
 		draw_row(y++, tb, &tb->rows[i], i == t->selected);
 	if (!tb->n)
 		mvprintw(y++, 0, "  no KVM MMU faults seen yet%s",
-			 t->env.n_specs ? " in the VMs -p selects" : "");
+			 t->env.session.n_specs ? " in the VMs -p selects" : "");
 	attron(A_BOLD);
 	draw_row(LINES - 1, tb, &tb->total, false);
 	attroff(A_BOLD);

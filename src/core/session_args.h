@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_SESSION_ARGS_H
+#define KVMMMU_SESSION_ARGS_H
+
+/*
+ * The session's options as every live command (kvmmmu-top, the exporter)
+ * takes them: -p PID|NAME (repeatable), --probe-mode, --sample.
+ */
+#include <argp.h>
+#include <stdbool.h>
+
+#include "collector.h"
+#include "procs.h"
+
+#define SESSION_MAX_SPECS 16
+
+enum {
+	SESSION_OPT_PROBE_MODE = 900,
+	SESSION_OPT_SAMPLE,
+};
+
+#define SESSION_ARGP_OPTIONS(what)                                                                 \
+	{"pid",                                                                                    \
+	 'p',                                                                                      \
+	 "PID|NAME",                                                                               \
+	 0,                                                                                        \
+	 what " this VM (PID, or a name matching its process or VM name); repeatable",             \
+	 0},                                                                                       \
+		{"probe-mode",                                                                     \
+		 SESSION_OPT_PROBE_MODE,                                                           \
+		 "MODE",                                                                           \
+		 0,                                                                                \
+		 "auto (default), fentry, kprobe or tracepoint",                                   \
+		 0},                                                                               \
+	{                                                                                          \
+		"sample", SESSION_OPT_SAMPLE, "N", 0,                                              \
+			"Time 1 fault in N (every fault is still counted)", 0                      \
+	}
+
+struct session_args {
+	struct proc_spec specs[SESSION_MAX_SPECS];
+	int n_specs;
+	enum probe_mode mode;
+	unsigned int sample_every;
+};
+
+/* If KEY is one of those options: ARG into A, true. Bad input: one line on stderr, exit 2. */
+bool session_args_parse(struct session_args *a, int key, const char *arg);
+void session_args_free(struct session_args *a);
+
+#endif

@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <argp.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "exporter.h"
+#include "parse.h"
+#include "sysinfo.h"
+
+enum {
+	OPT_LISTEN = 1000,
+	OPT_PATH,
+	OPT_WEB_CONFIG,
+	OPT_MAX_CONNECTIONS,
+	OPT_TIMEOUT,
+	OPT_COLLECTOR,			       /* + enum prom_collector: --collector.NAME */
+	OPT_NO_COLLECTOR = OPT_COLLECTOR + 32, /* + enum prom_collector: --no-collector.NAME */
+};
+
+const char *argp_program_version = "kvmmmu-exporter " KVMMMU_VERSION;
+
+static const char doc[] =
+	"Serves kvmmmu's figures of every VM to Prometheus: page faults by path and "
+	"outcome, their latency, mmu_lock waits, memslot lookups, MMU events and KVM's "
+	"own statistics.\n"
+	"\n"
+	"USAGE: kvmmmu-exporter [--web.listen-address=[HOST]:PORT] [--web.telemetry-path=PATH] "
+	"[--web.config.file=FILE] [--[no-]collector.NAME]... [-p PID|NAME]...\n"
+	"\v"
+	"COLLECTORS (on unless said): faults, latency, mmu_lock, memslot, mmu_events, "
+	"kvm_stats, per_vcpu (off: per-vCPU counters).\n"
+	"\n"
+	"EXAMPLES:\n"
+	"    kvmmmu-exporter                                 # 127.0.0.1:9486/metrics\n"
+	"    kvmmmu-exporter --web.listen-address=:9486      # every address\n"
+	"    kvmmmu-exporter --collector.per_vcpu --no-collector.kvm_stats\n"
+	"    kvmmmu-exporter --web.config.file=/etc/kvmmmu/web.yml  # TLS, basic auth\n";
+
+#define COLLECTOR_OPTS(c, name)                                                                    \
+	{"collector." name, OPT_COLLECTOR + (c), NULL, 0, "Turn collector " name " on", 1},        \
+	{                                                                                          \
+		"no-collector." name, OPT_NO_COLLECTOR + (c), NULL, 0,                             \
+			"Turn collector " name " off", 1                                           \
+	}
+
+static const struct argp_option options[] = {
+	{"web.listen-address", OPT_LISTEN, "[HOST]:PORT", 0,
+	 "Address to listen on (default " EXPORTER_DEFAULT_ADDRESS "; :PORT is every address)", 0},
+	{"web.telemetry-path", OPT_PATH, "PATH", 0, "Path of the metrics (default /metrics)", 0},
+	{"web.config.file", OPT_WEB_CONFIG, "FILE", 0,
+	 "TLS and basic auth, in Prometheus exporter-toolkit's format", 0},
+	{"web.max-connections", OPT_MAX_CONNECTIONS, "N", 0,
+	 "Connections at once; more are refused (default 256)", 0},
+	{"web.timeout", OPT_TIMEOUT, "SECS", 0, "Close a connection idle this long (default 10)",
+	 0},
+	SESSION_ARGP_OPTIONS("Export only"),
+	{"verbose", 'v', NULL, 0, "Show libbpf's debug messages and each scrape", 0},
+	COLLECTOR_OPTS(PROM_FAULTS, "faults"),
+	COLLECTOR_OPTS(PROM_LATENCY, "latency"),
+	COLLECTOR_OPTS(PROM_MMU_LOCK, "mmu_lock"),
+	COLLECTOR_OPTS(PROM_MEMSLOT, "memslot"),
+	COLLECTOR_OPTS(PROM_MMU_EVENTS, "mmu_events"),
+	COLLECTOR_OPTS(PROM_KVM_STATS, "kvm_stats"),
+	COLLECTOR_OPTS(PROM_PER_VCPU, "per_vcpu"),
+	{},
+};
+
+#define usage_error cli_usage_error
+
+/* [HOST]:PORT into ENV's socket address: ":PORT" is every address (IPv6 and IPv4). */
+static int parse_listen(const char *arg, struct exporter_env *env)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
+	char host[256];
+	const char *colon = strrchr(arg, ':'), *port;
+	struct addrinfo *res;
+	uint64_t v;
+	size_t len;
+
+	if (!colon)
+		return -1;
+	port = colon + 1;
+	len = (size_t)(colon - arg);
+	if (arg[0] == '[') { /* [v6]:PORT */
+		if (len < 2 || arg[len - 1] != ']')
+			return -1;
+		arg++;
+		len -= 2;
+		hints.ai_flags |= AI_NUMERICHOST;
+	}
+	if (len >= sizeof(host) || parse_u64_range(port, 0, 65535, &v))
+		return -1;
+	memcpy(host, arg, len);
+	host[len] = '\0';
+	hints.ai_family = len ? AF_UNSPEC : AF_INET6;
+	if (getaddrinfo(len ? host : NULL, port, &hints, &res))
+		return -1;
+	memcpy(&env->addr, res->ai_addr, res->ai_addrlen);
+	env->addr_len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *state)
+{
+	struct exporter_env *env = state->input;
+	uint64_t v;
+
+	if (session_args_parse(&env->session, key, arg))
+		return 0;
+	if (key >= OPT_COLLECTOR && key < OPT_COLLECTOR + PROM_N_COLLECTORS) {
+		env->prom.collector[key - OPT_COLLECTOR] = true;
+		return 0;
+	}
+	if (key >= OPT_NO_COLLECTOR && key < OPT_NO_COLLECTOR + PROM_N_COLLECTORS) {
+		env->prom.collector[key - OPT_NO_COLLECTOR] = false;
+		return 0;
+	}
+	switch (key) {
+	case ARGP_KEY_INIT:
+		cli_key_init(state);
+		break;
+	case OPT_LISTEN:
+		env->listen_address = arg;
+		break;
+	case OPT_PATH:
+		if (arg[0] != '/' || !strcmp(arg, "/"))
+			usage_error("--web.telemetry-path '%s': expected a path such as /metrics "
+				    "(/ is the landing page)",
+				    arg);
+		env->telemetry_path = arg;
+		break;
+	case OPT_WEB_CONFIG:
+		env->web_config = arg;
+		break;
+	case OPT_MAX_CONNECTIONS:
+		if (parse_u64_range(arg, 1, 65536, &v))
+			usage_error("--web.max-connections '%s': expected 1 to 65536", arg);
+		env->max_connections = (unsigned int)v;
+		break;
+	case OPT_TIMEOUT:
+		if (parse_u64_range(arg, 1, 3600, &v))
+			usage_error("--web.timeout '%s': expected seconds from 1 to 3600", arg);
+		env->timeout_s = (unsigned int)v;
+		break;
+	case 'v':
+		env->verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		usage_error("unexpected argument '%s' (see --help)", arg);
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+void exporter_parse_args(int argc, char **argv, struct exporter_env *env)
+{
+	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
+
+	env->listen_address = EXPORTER_DEFAULT_ADDRESS;
+	env->telemetry_path = "/metrics";
+	env->max_connections = 256;
+	env->timeout_s = 10;
+	prom_opts_default(&env->prom);
+	cli_parse(&argp, argc, argv, 0, env);
+	if (parse_listen(env->listen_address, env))
+		usage_error("--web.listen-address '%s': expected [HOST]:PORT, such as "
+			    "127.0.0.1:9486, :9486 or [::1]:9486",
+			    env->listen_address);
+}

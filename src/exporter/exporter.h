@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KVMMMU_EXPORTER_H
+#define KVMMMU_EXPORTER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/socket.h>
+
+#include "procs.h"
+#include "render_prom.h"
+#include "session.h"
+#include "session_args.h"
+#include "web_config.h"
+
+#define EXPORTER_DEFAULT_ADDRESS "127.0.0.1:9486"
+#define EXPORTER_MAX_GONE 256
+
+struct exporter_env {
+	const char *listen_address; /* --web.listen-address */
+	const char *telemetry_path; /* --web.telemetry-path */
+	const char *web_config;	    /* --web.config.file */
+	unsigned int max_connections;
+	unsigned int timeout_s;	     /* an idle connection is closed after this */
+	struct prom_opts prom;	     /* --[no-]collector.NAME */
+	struct session_args session; /* -p, --probe-mode, --sample */
+	bool verbose;
+	/* the listen address, parsed */
+	struct sockaddr_storage addr;
+	socklen_t addr_len;
+};
+
+struct MHD_Daemon;
+
+struct exporter {
+	struct exporter_env env;
+	struct web_config web;
+	struct MHD_Daemon *httpd;
+	int listen_fd; /* bound before attaching, served after */
+	/* the session: the main loop (news from BPF) and scrapes take turns */
+	pthread_mutex_t lock;
+	struct session s;
+	struct prom_state prom;
+	bool bpf_stats; /* the kernel counts BPF run time */
+	/* VMs a scrape showed with their final figures: they leave before the next */
+	int gone[EXPORTER_MAX_GONE];
+	size_t n_gone;
+};
+
+/* Parses argv into ENV; exits with status 2 after one line on stderr on bad input. */
+void exporter_parse_args(int argc, char **argv, struct exporter_env *env);
+
+/*
+ * One scrape: a snapshot of the session, rendered. *BODY is malloc()ed, its
+ * LEN bytes the exposition text. 0, or -errno (the scrape fails with 500).
+ */
+int exporter_scrape(struct exporter *e, char **body, size_t *len);
+
+/* Binds and listens on ENV's address (early: a bad one fails before attaching). */
+int http_listen(struct exporter *e, char *why, size_t why_size);
+/* Serves on that socket, with TLS and basic auth from WEB. 0, or -errno and a reason. */
+int http_start(struct exporter *e, char *why, size_t why_size);
+void http_stop(struct exporter *e);
+
+/*
+ * After attaching: drops every capability but those the running session
+ * still needs, and says which it keeps and why (on stderr). 0, or -errno.
+ */
+int caps_drop_unneeded(const struct exporter *e);
+
+#endif

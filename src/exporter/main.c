@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvmmmu-exporter: kvmmmu's figures for Prometheus. One session (src/core),
+ * a snapshot per scrape, rendered by render_prom (src/render). The main
+ * thread hands the session BPF's news; libmicrohttpd's thread serves
+ * scrapes; a mutex makes them take turns.
+ */
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "bpf_cost.h"
+#include "cli.h"
+#include "exporter.h"
+#include "log.h"
+#include "sysinfo.h"
+
+const char *log_prog = "kvmmmu-exporter";
+bool log_verbose;
+
+#define TICK_MS 200 /* the session's /proc and map upkeep at least this often */
+
+static volatile sig_atomic_t quit_signal;
+
+/* How faults are counted: the function probes' kind, else tracepoints. */
+static const char *probe_mode_of(const struct snapshot *snap)
+{
+	for (size_t i = 0; snap->func_mode && i < snap->n_collector_probes; i++) {
+		const struct probe_status *p = &snap->probes[i];
+
+		if (!p->group && (p->kind == ATTACH_FENTRY || p->kind == ATTACH_KPROBE))
+			return attach_kind_str(p->kind);
+	}
+	return "tracepoint";
+}
+
+/* The exporter's own families; the scrape's duration last, so that it covers the rest. */
+static void self_metrics(struct exporter *e, struct prom_writer *w, const struct snapshot *snap,
+			 double started)
+{
+	struct prom_label build[] = {{"version", KVMMMU_VERSION},
+				     {"probe_mode", probe_mode_of(snap)}};
+
+	prom_family(w, "kvmmmu_exporter_build_info", PROM_GAUGE,
+		    "kvmmmu-exporter's version, and how it counts faults (fentry, kprobe or "
+		    "tracepoint)");
+	prom_u64(w, build, 2, 1);
+	prom_family(w, "kvmmmu_scrape_collector_success", PROM_GAUGE,
+		    "Whether a collector had figures to give (0: the probes cannot give them; "
+		    "kvmmmu-check says why)");
+	for (int c = 0; c < PROM_N_COLLECTORS; c++) {
+		struct prom_label l[] = {{"collector", prom_collector_names[c]}};
+
+		if (e->env.prom.collector[c])
+			prom_u64(w, l, 1, prom_collector_ok(snap, c));
+	}
+	if (e->bpf_stats) {
+		prom_family(w, "kvmmmu_bpf_run_seconds_total", PROM_COUNTER,
+			    "Time kvmmmu's own BPF programs have run, all CPUs");
+		prom_double(w, NULL, 0, (double)bpf_cost_run_ns(&e->s) / 1e9);
+	}
+	prom_family(w, "kvmmmu_scrape_duration_seconds", PROM_GAUGE,
+		    "How long this scrape took kvmmmu-exporter");
+	prom_double(w, NULL, 0, sysinfo_monotonic() - started);
+}
+
+int exporter_scrape(struct exporter *e, char **body, size_t *len)
+{
+	double started = sysinfo_monotonic();
+	struct prom_writer w;
+	struct snapshot snap;
+	FILE *f;
+	int err;
+
+	*body = NULL;
+	*len = 0;
+	f = open_memstream(body, len);
+	if (!f)
+		return -ENOMEM;
+	pthread_mutex_lock(&e->lock);
+	/* exited VMs that the last scrape showed with their final figures leave now */
+	for (size_t i = 0; i < e->n_gone; i++) {
+		session_forget(&e->s, e->gone[i]);
+		prom_state_forget(&e->prom, e->gone[i]);
+	}
+	e->n_gone = 0;
+	err = session_snapshot(&e->s, &snap, false);
+	if (!err) {
+		err = prom_state_update(&e->prom, &snap);
+		for (size_t i = 0; i < snap.m.n_vms && e->n_gone < EXPORTER_MAX_GONE; i++)
+			if (snap.m.vms[i].gone)
+				e->gone[e->n_gone++] = snap.m.vms[i].pid;
+		prom_init(&w, f);
+		render_prom(&w, &snap, &e->prom, &e->env.prom);
+		self_metrics(e, &w, &snap, started);
+		if (!err)
+			err = prom_finish(&w);
+		else
+			prom_finish(&w);
+		snapshot_free(&snap);
+	}
+	pthread_mutex_unlock(&e->lock);
+	if (fclose(f) && !err)
+		err = -ENOMEM;
+	if (err) {
+		free(*body);
+		*body = NULL;
+	} else if (e->env.verbose) {
+		fprintf(stderr, "kvmmmu-exporter: scrape: %zu bytes in %.1f ms\n", *len,
+			(sysinfo_monotonic() - started) * 1e3);
+	}
+	return err;
+}
+
+/* Until a signal: BPF's news (new threads and VMs, exits) to the session, as it comes. */
+static void run(struct exporter *e)
+{
+	struct pollfd p = {.fd = session_poll_fd(&e->s), .events = POLLIN};
+
+	while (!quit_signal) {
+		int ready = poll(&p, 1, TICK_MS);
+
+		pthread_mutex_lock(&e->lock);
+		session_wait(&e->s, ready > 0 ? 1 : 0);
+		pthread_mutex_unlock(&e->lock);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static struct exporter e = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
+	struct session_opts sopts;
+	char why[512];
+	int err;
+
+	exporter_parse_args(argc, argv, &e.env);
+	log_verbose = e.env.verbose;
+	libbpf_set_print(log_libbpf);
+	if (e.env.web_config &&
+	    (err = web_config_load(e.env.web_config, &e.web, why, sizeof(why)))) {
+		elog("--web.config.file '%s': %s", e.env.web_config, why);
+		return 1;
+	}
+	if (http_listen(&e, why, sizeof(why))) {
+		elog("%s", why);
+		web_config_free(&e.web);
+		return 1;
+	}
+	cli_catch_quit_signals(&quit_signal);
+	sopts = (struct session_opts){
+		.mode = e.env.session.mode,
+		.attribution = ATTRIBUTE_AUTO,
+		.sample_every = e.env.session.sample_every,
+		.lock = e.env.prom.collector[PROM_MMU_LOCK],
+		.events = e.env.prom.collector[PROM_MMU_EVENTS],
+		.kvm_stats = e.env.prom.collector[PROM_KVM_STATS],
+		.specs = e.env.session.specs,
+		.n_specs = e.env.session.n_specs,
+		.wait = true, /* VMs that start later are exported as they appear */
+	};
+	if (geteuid() != 0)
+		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
+	err = session_open(&e.s, &sopts);
+	if (!err) {
+		e.bpf_stats = bpf_cost_enable(); /* before the capabilities go */
+		err = caps_drop_unneeded(&e);
+		if (err)
+			elog("cannot drop capabilities: %s", strerror(-err));
+	}
+	if (!err && (err = http_start(&e, why, sizeof(why))))
+		elog("%s", why);
+	if (!err) {
+		run(&e);
+		if (e.env.verbose)
+			elog("signal %d: stopping", (int)quit_signal);
+	}
+	http_stop(&e);
+	session_close(&e.s);
+	bpf_cost_restore();
+	prom_state_free(&e.prom);
+	web_config_free(&e.web);
+	session_args_free(&e.env.session);
+	return err ? 1 : 0;
+}

@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# kvmmmu-exporter with real parts: Debian's Prometheus scrapes it every second
+# while kvmmmu-load VMs run and exit; its figures, read back through
+# Prometheus' HTTP API, equal KVM's own counters; every dashboard and rule
+# query returns data; hostile clients do not stop the scrapes; bad input is
+# a one-line error; TLS and basic auth work; capabilities are dropped.
+source "$(dirname "$0")/../lib.sh"
+
+if ! why=$(need_kvm); then
+	skip exporter/all "$why"
+	exit 0
+fi
+for tool in prometheus promtool curl openssl /usr/bin/python3; do
+	if ! command -v $tool >/dev/null; then
+		skip exporter/all "$tool is not installed (sudo make deps)"
+		exit 0
+	fi
+done
+EXP=$BUILD/kvmmmu-exporter
+LOAD=$BUILD/kvmmmu-load
+PY=/usr/bin/python3
+PC="$PY $TOOLS/promcheck.py"
+DASH="$PY $TOOLS/dashlint.py"
+ROOT=$(cd "$TOOLS/../.." && pwd)
+pids=()
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+trap cleanup EXIT
+
+# free_port: a TCP port nobody listens on now
+free_port() {
+	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+# start_exporter LOG ARGS...: starts kvmmmu-exporter on a free loopback port; sets EPID, EPORT
+start_exporter() {
+	local log=$1 _
+	shift
+	"$EXP" --web.listen-address=127.0.0.1:0 "$@" >"$log" 2>&1 &
+	EPID=$!
+	pids+=("$EPID")
+	EPORT=
+	for _ in $(seq 200); do
+		EPORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$log")
+		[ -n "$EPORT" ] && return 0
+		kill -0 $EPID 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+# until_true SECS CMD...: runs CMD every 0.2 s until it succeeds, SECS at most
+until_true() {
+	local end=$((SECONDS + $1))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.2
+	done
+}
+# value EXPR: the single value of an instant query ("" if none)
+value() { $PC query "$PURL" "$1" 2>/dev/null | awk 'NR == 1 { print $NF }'; }
+has_data() { $PC query "$PURL" "$1"; }
+
+# --- the exporter (every collector: the dashboards use them all) and Prometheus, every second
+start_exporter "$TMP/exp.log" --collector.per_vcpu
+check exporter/starts "$(tail -3 "$TMP/exp.log")" test -n "$EPORT"
+URL=http://127.0.0.1:$EPORT
+EPORT1=$EPORT
+PPORT=$(free_port)
+PURL=http://127.0.0.1:$PPORT
+mkdir -p "$TMP/prom"
+cat >"$TMP/prom/prometheus.yml" <<EOF
+global:
+  scrape_interval: 1s
+  scrape_timeout: 900ms
+  evaluation_interval: 1s
+rule_files:
+  - $ROOT/dashboards/kvmmmu-rules.yml
+scrape_configs:
+  - job_name: kvmmmu
+    static_configs:
+      - targets: ['127.0.0.1:$EPORT']
+EOF
+prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
+	--web.listen-address=127.0.0.1:$PPORT >"$TMP/prom/log" 2>&1 &
+pids+=($!)
+until_true 60 has_data 'up{job="kvmmmu"} == 1'
+check exporter/prometheus-target-up "$(value 'up{job="kvmmmu"}'); $(tail -2 "$TMP/prom/log")" \
+	test "$(value 'up{job="kvmmmu"}')" = 1
+
+# --- the wire format: headers, the landing page, 404 and 405
+curl -s -D "$TMP/h" -o "$TMP/scrape0" "$URL/metrics"
+check exporter/content-type "$(grep -i '^content-type' "$TMP/h")" \
+	grep -qx $'Content-Type: text/plain; version=0.0.4; charset=utf-8\r' "$TMP/h"
+code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+check exporter/landing-page "$(curl -s "$URL/")" eval 'curl -s "$URL/" | grep -q "href=\"/metrics\""'
+check exporter/404-elsewhere "got $(code "$URL/nope")" test "$(code "$URL/nope")" = 404
+check exporter/405-post "got $(code -X POST -d x "$URL/metrics")" test "$(code -X POST -d x "$URL/metrics")" = 405
+check exporter/405-put "got $(code -X PUT "$URL/metrics")" test "$(code -X PUT "$URL/metrics")" = 405
+
+# --- VMs run and exit under it; its figures equal KVM's, through Prometheus
+"$LOAD" --name exp-web --vcpus 2 --mem 64M --dirty-log 3 --csv "$TMP/web.csv" >/dev/null 2>&1 &
+l1=$!
+"$LOAD" --name exp-db --vcpus 3 --mem 16M --shared --dirty-log 2 --csv "$TMP/db.csv" >/dev/null 2>&1
+wait $l1
+# the final values, once Prometheus has scraped them (and only then the series go)
+for vm in web:2 db:3; do
+	name=exp-${vm%:*} n=${vm#*:} k=0
+	for ((v = 0; v < n; v++)); do
+		k=$((k + $(csv_value "$TMP/${vm%:*}.csv" kvm_stats pf_taken $v)))
+	done
+	q="sum(last_over_time(kvmmmu_page_faults_total{job=\"kvmmmu\",vm=\"$name\"}[10m]))"
+	until_true 20 eval "test \"\$(value '$q')\" = $k"
+	got=$(value "$q")
+	check "exporter/$name-faults-equal-pf_taken" "Prometheus has $got, KVM pf_taken $k" test "$got" = "$k"
+	q="last_over_time(kvmmmu_kvm_stat_pf_taken_total{job=\"kvmmmu\",vm=\"$name\"}[10m])"
+	got=$(value "$q")
+	check "exporter/$name-kvm-stat-pf_taken" "kvmmmu_kvm_stat_pf_taken_total $got, KVM $k" test "$got" = "$k"
+	q="histogram_quantile(0.99, sum by (le) (last_over_time(kvmmmu_walk_to_spte_duration_seconds_bucket{vm=\"$name\"}[10m])))"
+	got=$(value "$q")
+	check "exporter/$name-p99-is-a-number" "histogram_quantile: '$got'" \
+		eval '[[ "$got" =~ ^[0-9.e+-]+$ ]] && [ "$got" != 0 ]'
+	q="last_over_time(kvmmmu_vm_info{vm=\"$name\"}[10m])"
+	check "exporter/$name-info-has-pid" "$(has_data "$q")" eval 'has_data "$q" | grep -q "pid=[0-9]"'
+done
+q='sum(last_over_time(kvmmmu_page_faults_total{vm="exp-db",result="spurious"}[10m]))'
+check exporter/shared-vm-spurious-faults "spurious: $(value "$q")" test "$(value "$q")" -gt 0
+q='sum(last_over_time(kvmmmu_dirty_log_toggle_duration_seconds_count{vm="exp-web"}[10m]))'
+q2='sum(last_over_time(kvmmmu_dirty_log_calls_total{vm="exp-web",call=~"enable|disable"}[10m]))'
+check exporter/dirty-log-toggles "toggle durations: $(value "$q"), enable and disable calls: $(value "$q2")" \
+	eval '[ "$(value "$q")" -gt 0 ] && [ "$(value "$q")" = "$(value "$q2")" ]'
+# exited VMs: their series are stale by now (one scrape showed the final values)
+until_true 10 eval '! has_data "kvmmmu_vm_info{vm=\"exp-web\"}"'
+check exporter/exited-vm-series-stale "$(has_data 'kvmmmu_vm_info{vm="exp-web"}')" \
+	eval '! has_data "kvmmmu_page_faults_total{vm=\"exp-web\"}"'
+check exporter/exited-vm-gone-from-scrape "still in a scrape" eval '! curl -s "$URL/metrics" | grep -q "vm=\"exp-web\""'
+check exporter/not-itself-a-vm "the exporter exports itself" eval '! curl -s "$URL/metrics" | grep -q "vmm=\"kvmmmu-exporter\""'
+
+# --- a scrape as two parsers read it
+"$LOAD" --name exp-live --vcpus 2 --mem 256M --dirty-log 40 >/dev/null 2>&1 &
+live=$!
+pids+=("$live")
+sleep 1
+curl -s "$URL/metrics" >"$TMP/scrape1"
+check exporter/promtool-check-metrics "$(promtool check metrics <"$TMP/scrape1" 2>&1 | head -5)" \
+	eval 'test -z "$(promtool check metrics <"$TMP/scrape1" 2>&1)"'
+check exporter/python-client-parses "$($PC parse "$TMP/scrape1" 2>&1 | head -5)" $PC parse "$TMP/scrape1"
+check exporter/no-pid-label-but-info "$(grep -v '^kvmmmu_vm_info' "$TMP/scrape1" | grep -m1 'pid=')" \
+	eval '! grep -v "^kvmmmu_vm_info" "$TMP/scrape1" | grep -q "pid="'
+check exporter/help-type-once "$(grep '^# TYPE' "$TMP/scrape1" | sort | uniq -d | head -3)" \
+	eval 'test -z "$(grep "^# TYPE" "$TMP/scrape1" | sort | uniq -d)"'
+
+# --- every dashboard panel's and rule's query returns data from this Prometheus:
+# a VM running (rates), and one that has turned dirty logging on and off (annotations)
+"$LOAD" --name exp-toggle --vcpus 1 --mem 64M --dirty-log 6 >/dev/null 2>&1
+until_true 20 has_data 'rate(kvmmmu_page_faults_total{vm="exp-live"}[1m]) > 0'
+sleep 3 # a few scrapes of the running VM: rates need two
+$DASH queries --rate-interval 1m --rules "$ROOT/dashboards/kvmmmu-rules.yml" \
+	"$ROOT"/dashboards/kvmmmu-fleet.json "$ROOT"/dashboards/kvmmmu-vm.json >"$TMP/queries"
+check exporter/dashboards-have-queries "$(wc -l <"$TMP/queries") queries" test "$(wc -l <"$TMP/queries")" -gt 20
+curl -s "$URL/metrics" >"$TMP/scrape2"
+while IFS=$'\t' read -r src expr; do
+	out=$($PC query "$PURL" "$expr" 2>&1)
+	rc=$?
+	# the families a query reads: absent from the scrape means the probes cannot give them
+	# (not the recording rules' own series: their names have colons)
+	absent=""
+	for fam in $(grep -o '[a-z_:]*kvmmmu_[a-z0-9_]*' <<<"$expr" | grep -v : |
+		sed 's/_\(bucket\|sum\|count\)$//' | sort -u); do
+		grep -q "^${fam}[{_ ]" "$TMP/scrape2" || absent="$absent $fam"
+	done
+	if [ $rc = 3 ] && [[ $src == *:alert* ]]; then
+		pass "exporter/query/$src" # an alert that does not fire: its expression parsed
+	elif [ $rc = 3 ] && [ -n "$absent" ]; then
+		skip "exporter/query/$src" "this kernel's probes give none of:$absent (tracepoints only; the VM tests have function probes)"
+	else
+		check "exporter/query/$src" "rc $rc: $out: $expr" test $rc = 0
+	fi
+done <"$TMP/queries"
+check exporter/dashlint "$($DASH lint "$ROOT"/dashboards/*.json 2>&1 | head -5)" $DASH lint "$ROOT"/dashboards/kvmmmu-fleet.json "$ROOT"/dashboards/kvmmmu-vm.json
+check exporter/dashlint-catches-mistakes "$($DASH selftest 2>&1 | tail -3)" $DASH selftest
+check exporter/promtool-check-rules "$(promtool check rules "$ROOT/dashboards/kvmmmu-rules.yml" 2>&1 | tail -2)" \
+	promtool check rules "$ROOT/dashboards/kvmmmu-rules.yml"
+check exporter/promtool-test-rules "$(cd "$ROOT/dashboards" && promtool test rules kvmmmu-rules.test.yml 2>&1 | tail -3)" \
+	eval '(cd "$ROOT/dashboards" && promtool test rules kvmmmu-rules.test.yml)'
+
+# --- hostile clients, while Prometheus keeps scraping
+EPID1=$EPID
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$EPID1/status"; }
+rss0=$(rss)
+printf 'NOT HTTP AT ALL\r\n\r\n' | timeout 5 curl -s telnet://127.0.0.1:$EPORT >/dev/null 2>&1
+exec 3<>/dev/tcp/127.0.0.1/$EPORT && printf 'GET /metrics HTTP/1.1\r\nHost: x\r\nBad header line\r\n\r\n' >&3
+exec 3>&-
+big=$(head -c 10000 /dev/zero | tr '\0' a)
+c=$(code -H "X-Big: $big" "$URL/metrics")
+check exporter/10000-header-bytes-answered "got $c" eval '[ "$c" = 200 ] || [ "$c" = 431 ] || [ "$c" = 413 ]'
+$PC idle 127.0.0.1 $EPORT 200 6 >"$TMP/idle.out" 2>&1 &
+idle=$!
+$PC slowread 127.0.0.1 $EPORT /metrics 6 >"$TMP/slow.out" 2>&1 &
+slow=$!
+until_true 10 grep -q 'connections open' "$TMP/idle.out"
+t0=$(date +%s.%N)
+c=$(code --max-time 5 "$URL/metrics")
+t1=$(date +%s.%N)
+check exporter/scrape-with-200-idle-and-a-slow-reader "got $c in $(echo "$t1 - $t0" | bc 2>/dev/null)s; $(cat "$TMP/idle.out")" test "$c" = 200
+wait $idle $slow
+sleep 2
+check exporter/prometheus-never-lost-it "min up over the last 30 s: $(value 'min_over_time(up{job="kvmmmu"}[30s])')" \
+	test "$(value 'min_over_time(up{job="kvmmmu"}[30s])')" = 1
+for _ in $(seq 20); do curl -s "$URL/metrics" >/dev/null; done
+rss1=$(rss)
+check exporter/memory-flat "VmRSS $rss0 KiB before the hostile clients, $rss1 KiB after" test $((rss1 - rss0)) -lt 8192
+
+# --- counters never go backwards while VMs come and go
+for i in 1 2 3 4 5 6; do "$LOAD" --name exp-churn-$i --vcpus 2 --mem 4M >/dev/null 2>&1; done
+sleep 2
+q='sum(resets(kvmmmu_page_faults_total{job="kvmmmu"}[5m])) + sum(resets(kvmmmu_kvm_stat_pf_taken_total{job="kvmmmu"}[5m]))'
+check exporter/no-counter-went-backwards "resets: $(value "$q")" test "$(value "$q")" = 0
+
+# --- capabilities: only CAP_SYS_PTRACE kept (kvm_stats), none without it
+capeff() { awk '/^CapEff:/ { print $2 }' "/proc/$1/status"; }
+check exporter/keeps-only-cap-sys-ptrace "CapEff $(capeff $EPID1)" test "$(capeff $EPID1)" = 0000000000080000
+check exporter/says-which-caps "$(grep -i capabilit "$TMP/exp.log")" grep -q 'but CAP_SYS_PTRACE' "$TMP/exp.log"
+kill $live 2>/dev/null
+wait $live 2>/dev/null
+start_exporter "$TMP/exp2.log" --no-collector.kvm_stats --collector.per_vcpu
+p2=$EPID
+check exporter/no-caps-without-kvm-stats "CapEff $(capeff $p2)" test "$(capeff $p2)" = 0000000000000000
+"$LOAD" --name exp-vcpu --vcpus 2 --mem 8M --csv "$TMP/vcpu.csv" >/dev/null 2>&1
+curl -s "http://127.0.0.1:$EPORT/metrics" >"$TMP/scrape3"
+for v in 0 1; do
+	k=$(csv_value "$TMP/vcpu.csv" kvm_stats pf_taken $v)
+	b=$(awk -v v="vcpu=\"$v\"" 'index($0, "kvmmmu_vcpu_page_faults_total{vm=\"exp-vcpu\"," v) == 1 { s += $NF } END { print s + 0 }' "$TMP/scrape3")
+	check "exporter/per-vcpu-$v-equals-pf_taken" "per_vcpu $b, KVM $k" test "$b" = "$k"
+done
+check exporter/per-vcpu-no-histograms "a per-vCPU histogram" eval '! grep -q "_bucket{.*vcpu=" "$TMP/scrape3"'
+check exporter/no-collector-no-family "kvm_stat families with --no-collector.kvm_stats" eval '! grep -q "^kvmmmu_kvm_stat" "$TMP/scrape3"'
+kill -TERM $p2
+wait $p2
+rc=$?
+check exporter/sigterm-exit-0 "exit $rc" test $rc = 0
+
+# --- bad input: one line, non-zero
+bad() { # NAME WANT-RC ARGS...
+	local name=$1 want=$2 out rc
+	shift 2
+	out=$(timeout 20 "$EXP" "$@" 2>&1)
+	rc=$?
+	check "exporter/bad-$name" "rc $rc (want $want), $(wc -l <<<"$out") lines: $out" \
+		eval '[ $rc = $want ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q "kvmmmu-exporter: " <<<"$out"'
+}
+printf 'tls_server_config:\n  cert_file: [oops\n' >"$TMP/bad.yml"
+printf 'basic_auth_users:\n  alice: plaintext\n' >"$TMP/plain.yml"
+printf 'tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n  min_version: TLS13\n' >"$TMP/unsup.yml"
+printf 'no_such_field: 1\n' >"$TMP/unknown.yml"
+bad config-missing 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/none.yml"
+bad config-not-yaml 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/bad.yml"
+bad config-plain-password 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/plain.yml"
+bad config-unsupported 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/unsup.yml"
+bad config-unknown-field 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/unknown.yml"
+bad listen-port-range 2 --web.listen-address=127.0.0.1:99999
+bad listen-no-port 2 --web.listen-address=localhost
+bad listen-in-use 1 --web.listen-address=127.0.0.1:$EPORT1
+bad listen-not-mine 1 --web.listen-address=192.0.2.1:9486
+bad telemetry-path 2 --web.telemetry-path=metrics
+bad unknown-collector 2 --collector.nope
+
+# --- basic auth and TLS (exporter-toolkit's web config)
+hash=$($PY -W ignore -c 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))')
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -keyout "$TMP/key.pem" \
+	-out "$TMP/cert.pem" >/dev/null 2>&1
+printf 'basic_auth_users:\n  alice: %s\n' "$hash" >"$TMP/auth.yml"
+printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  alice: %s\n' \
+	"$hash" >"$TMP/tls.yml"
+start_exporter "$TMP/exp3.log" --web.config.file="$TMP/auth.yml"
+p3=$EPID
+A=http://127.0.0.1:$EPORT/metrics
+check exporter/auth-none-401 "got $(code "$A")" test "$(code "$A")" = 401
+check exporter/auth-wrong-401 "got $(code -u alice:wrong "$A")" test "$(code -u alice:wrong "$A")" = 401
+check exporter/auth-unknown-user-401 "got $(code -u bob:s3cret "$A")" test "$(code -u bob:s3cret "$A")" = 401
+check exporter/auth-right-200 "got $(code -u alice:s3cret "$A")" test "$(code -u alice:s3cret "$A")" = 200
+check exporter/no-tls-unless-configured "https answered" eval '! curl -sk --max-time 5 "https://127.0.0.1:$EPORT/metrics" >/dev/null'
+kill $p3
+start_exporter "$TMP/exp4.log" --web.config.file="$TMP/tls.yml"
+p4=$EPID
+check exporter/tls-says-so "$(tail -1 "$TMP/exp4.log")" grep -q ', TLS, basic auth' "$TMP/exp4.log"
+c=$(code -k -u alice:s3cret "https://127.0.0.1:$EPORT/metrics")
+check exporter/tls-scrape-200 "got $c" test "$c" = 200
+c=$(code --cacert "$TMP/cert.pem" -u alice:wrong "https://127.0.0.1:$EPORT/metrics")
+check exporter/tls-wrong-password-401 "got $c" test "$c" = 401
+c=$(code --max-time 5 -u alice:s3cret "http://127.0.0.1:$EPORT/metrics")
+check exporter/tls-refuses-plain-http "plain HTTP got $c" test "$c" != 200
+kill $p4
+wait $p4 2>/dev/null
+
+# --- the first exporter, stopped: nothing left behind
+kill -TERM "${pids[0]}"
+wait "${pids[0]}"
+rc=$?
+check exporter/first-sigterm-exit-0 "exit $rc" test $rc = 0
+n=$(leaked_progs)
+check exporter/no-bpf-left "$n kvmmmu programs left behind" test "$n" = 0

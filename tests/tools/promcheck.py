@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Test helpers for kvmmmu-exporter against a real Prometheus.
+
+  promcheck.py parse FILE         a scrape, read by python3-prometheus-client's
+                                  parser (a second parser besides promtool);
+                                  every histogram's buckets ascend, are
+                                  cumulative, +Inf equals _count
+  promcheck.py query URL EXPR     one instant query through the HTTP API: each
+                                  sample as "LABELS VALUE"; exit 3 on no data,
+                                  2 on an error (a query that does not parse)
+  promcheck.py idle HOST PORT N SECS   N idle connections held SECS seconds
+  promcheck.py slowread HOST PORT PATH SECS   a GET whose answer is read one
+                                  byte a second for SECS seconds
+"""
+import json
+import math
+import socket
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+
+def parse(path):
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = open(path, encoding="utf-8").read()
+    problems, histograms = [], 0
+    for fam in text_string_to_metric_families(text):
+        if fam.type != "histogram":
+            continue
+        series = {}
+        for s in fam.samples:
+            key = tuple(sorted((k, v) for k, v in s.labels.items() if k != "le"))
+            series.setdefault(key, {"buckets": [], "count": None})
+            if s.name.endswith("_bucket"):
+                series[key]["buckets"].append((float(s.labels["le"]), s.value))
+            elif s.name.endswith("_count"):
+                series[key]["count"] = s.value
+        for key, h in series.items():
+            histograms += 1
+            les = [le for le, _ in h["buckets"]]
+            values = [v for _, v in h["buckets"]]
+            where = "%s%s" % (fam.name, dict(key))
+            if les != sorted(les) or len(set(les)) != len(les):
+                problems.append(where + ": le not ascending")
+            if not les or not math.isinf(les[-1]):
+                problems.append(where + ": no +Inf bucket")
+            elif values[-1] != h["count"]:
+                problems.append(where + ": +Inf %s != _count %s" % (values[-1], h["count"]))
+            if any(b < a for a, b in zip(values, values[1:])):
+                problems.append(where + ": buckets not cumulative")
+    for p in problems:
+        print(p)
+    if not histograms:
+        print("no histogram in the scrape")
+        return 1
+    print("%d histograms checked" % histograms)
+    return 1 if problems else 0
+
+
+def query(url, expr):
+    q = urllib.parse.urlencode({"query": expr})
+    try:
+        with urllib.request.urlopen("%s/api/v1/query?%s" % (url, q), timeout=10) as r:
+            answer = json.load(r)
+    except urllib.error.HTTPError as e:
+        print(json.load(e).get("error", str(e)))
+        return 2
+    if answer.get("status") != "success":
+        print(answer.get("error", "query failed"))
+        return 2
+    data = answer["data"]
+    if data["resultType"] == "scalar":
+        print(data["result"][1])
+        return 0
+    if not data["result"]:
+        return 3
+    for r in data["result"]:
+        labels = ",".join("%s=%s" % kv for kv in sorted(r["metric"].items()))
+        print("{%s} %s" % (labels, r["value"][1]))
+    return 0
+
+
+def idle(host, port, n, secs):
+    conns = []
+    for _ in range(n):
+        s = socket.create_connection((host, port), timeout=5)
+        conns.append(s)
+    print("%d connections open" % len(conns), flush=True)
+    time.sleep(secs)
+    for s in conns:
+        s.close()
+    return 0
+
+
+def slowread(host, port, path, secs):
+    s = socket.create_connection((host, port), timeout=5)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path, host)).encode())
+    got = b""
+    end = time.time() + secs
+    while time.time() < end:
+        try:
+            b = s.recv(1)
+        except OSError:
+            break
+        if not b:
+            break
+        got += b
+        time.sleep(1)
+    s.close()
+    print("read %d bytes" % len(got))
+    return 0
+
+
+def main(argv):
+    if len(argv) >= 3 and argv[1] == "parse":
+        return parse(argv[2])
+    if len(argv) >= 4 and argv[1] == "query":
+        return query(argv[2], argv[3])
+    if len(argv) >= 6 and argv[1] == "idle":
+        return idle(argv[2], int(argv[3]), int(argv[4]), float(argv[5]))
+    if len(argv) >= 6 and argv[1] == "slowread":
+        return slowread(argv[2], int(argv[3]), argv[4], float(argv[5]))
+    print(__doc__, file=sys.stderr)
+    return 64
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

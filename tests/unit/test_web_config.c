@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * --web.config.file: exporter-toolkit's format read, what is not
+ * implemented refused (never ignored), bcrypt users checked.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "web_config.h"
+
+/* bcrypt of "s3cret", cost 4 (the cheapest: these tests hash a lot) */
+#define ALICE "$2b$04$C9ia4cpyIB4Exb.7DTZ.0OLQWtl753grS07e2KBLpLGiA7d5N7bIC"
+
+static int parse(const char *text, struct web_config *cfg, char *why)
+{
+	return web_config_parse(text, strlen(text), "/nonexistent", cfg, why, 200);
+}
+
+static void users(void **state)
+{
+	struct web_config cfg;
+	char why[200] = "";
+
+	(void)state;
+	assert_int_equal(parse("basic_auth_users:\n  alice: " ALICE "\n", &cfg, why), 0);
+	assert_int_equal(cfg.n_users, 1);
+	assert_null(cfg.cert_pem);
+	assert_true(web_config_check_user(&cfg, "alice", "s3cret"));
+	assert_false(web_config_check_user(&cfg, "alice", "s3cret "));
+	assert_false(web_config_check_user(&cfg, "alice", ""));
+	assert_false(web_config_check_user(&cfg, "bob", "s3cret"));
+	assert_false(web_config_check_user(&cfg, "alic", "s3cret"));
+	web_config_free(&cfg);
+	/* an empty file: no TLS, no users */
+	assert_int_equal(parse("", &cfg, why), 0);
+	assert_int_equal(cfg.n_users, 0);
+	web_config_free(&cfg);
+}
+
+static void refused(void **state)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{"basic_auth_users:\n  alice: s3cret\n", "not a bcrypt hash"},
+		{"basic_auth_users:\n  alice: " ALICE "\n  alice: " ALICE "\n", "twice"},
+		{"basic_auth_users: [alice]\n", "expected a mapping"},
+		{"tls_server_config:\n  cert_file: c.pem\n", "needs both"},
+		{"tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n  min_version: "
+		 "TLS13\n",
+		 "'min_version' is not supported"},
+		{"tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n",
+		 "cannot read '/nonexistent/c.pem'"},
+		{"http_server_config:\n  http2: false\n", "not supported"},
+		{"web_config: 1\n", "unknown field 'web_config'"},
+		{"- a\n- b\n", "expected a mapping"},
+		{"tls_server_config:\n  cert_file: [oops\n", "line "},
+	};
+	struct web_config cfg;
+	char why[200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why[0] = '\0';
+		assert_int_not_equal(parse(bad[i].text, &cfg, why), 0);
+		if (!strstr(why, bad[i].why))
+			fail_msg("'%s': got '%s', want '%s'", bad[i].text, why, bad[i].why);
+		assert_null(strchr(why, '\n')); /* one line */
+		assert_int_equal(cfg.n_users, 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(users),
+		cmocka_unit_test(refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
