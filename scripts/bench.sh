@@ -37,7 +37,9 @@
 #    exec to its "Tracing" line; the median.
 # 4. kvmmmu-hist's own CPU at a 1 s interval: 8 VMs x 8 vCPUs faulting under
 #    dirty logging, kvmmmu-hist 1 tracing them all, its utime+stime over 10 s;
-#    then kvmmmu-top -b -d 1 over the same VMs, over 8 s.
+#    then kvmmmu-top -b -d 1 over the same VMs, over 8 s; then kvmmmu-exporter
+#    scraped 200 times over the same VMs (its own scrape duration, curl's,
+#    and its RSS after 20 and after 200 scrapes).
 # 5. contention_begin on locks that are not a traced mmu_lock: a small VM
 #    runs while tests/tools/threadstorm contends on the host's own locks
 #    (thread creation and exit: tasklist_lock, an rwlock like mmu_lock;
@@ -66,10 +68,10 @@ die() { echo "bench: $*" >&2; exit 2; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (KVM, BPF)"
 [ -c /dev/kvm ] || die "no /dev/kvm"
-for f in kvmmmu-load kvmmmu-hist kvmmmu-top tests/tools/threadstorm; do
+for f in kvmmmu-load kvmmmu-hist kvmmmu-top kvmmmu-exporter tests/tools/threadstorm; do
 	[ -x "$BUILD/$f" ] || die "$BUILD/$f is not built (make bench builds it)"
 done
-for c in bpftrace bpftool clang cc; do
+for c in bpftrace bpftool clang cc curl; do
 	command -v "$c" >/dev/null 2>&1 || die "$c is not installed (make deps)"
 done
 if [ ! -d /sys/kernel/tracing/events ] && [ ! -d /sys/kernel/debug/tracing/events ]; then
@@ -377,6 +379,35 @@ sleep 1
 TOP_CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 8)
 stop_tracer
 echo "  kvmmmu-top used ${TOP_CPU_PCT}% of a CPU (utime + stime over 8 s)"
+# the same VMs under kvmmmu-exporter: 200 scrapes, each timed by curl and by
+# the exporter itself (kvmmmu_scrape_duration_seconds); its RSS after the
+# first 20 and after all of them (a scrape must free what it allocates)
+"$BUILD/kvmmmu-exporter" --web.listen-address=127.0.0.1:0 >"$TMP/exp.out" 2>&1 &
+TRACER_PIDS=($!)
+EXP_PORT=
+for ((i = 0; i < 300; i++)); do
+	EXP_PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$TMP/exp.out")
+	[ -n "$EXP_PORT" ] && break
+	sleep 0.1
+done
+[ -n "$EXP_PORT" ] || die "kvmmmu-exporter did not start: $(tail -2 "$TMP/exp.out")"
+sleep 1
+: >"$TMP/scrape.curl"
+: >"$TMP/scrape.self"
+for ((i = 0; i < 200; i++)); do
+	curl -s -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
+	awk '$1 == "kvmmmu_scrape_duration_seconds" { print $2 }' "$TMP/scrape.txt" >>"$TMP/scrape.self"
+	[ $i = 19 ] && EXP_RSS0=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
+done
+EXP_RSS1=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
+EXP_SERIES=$(grep -vc '^#' "$TMP/scrape.txt")
+EXP_VCPUS=$(awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt")
+stop_tracer
+median() { sort -g "$1" | awk '{ v[++n] = $1 } END { printf "%.2f", 1000 * (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'; }
+p99() { sort -g "$1" | awk '{ v[++n] = $1 } END { i = int(n * 0.99); if (i < 1) i = 1; printf "%.2f", 1000 * v[i] }'; }
+EXP_MS=$(median "$TMP/scrape.self")
+echo "  kvmmmu-exporter: a scrape ($EXP_SERIES series, $EXP_VCPUS vCPUs) takes ${EXP_MS} ms median, $(p99 "$TMP/scrape.self") ms p99 (its own clock);"
+echo "    curl sees $(median "$TMP/scrape.curl") ms median; RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"
 for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
 for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 echo
@@ -544,6 +575,10 @@ printf '  kvmmmu-hist CPU <= 1%% at 1 s intervals, 64 vCPUs over 8 VMs: %s%%  %s
 	"$(verdict "$CPU_PCT" 1)"
 printf '  kvmmmu-top CPU <= 1%% at 1 s refresh, 64 vCPUs over 8 VMs:  %s%%  %s\n' "$TOP_CPU_PCT" \
 	"$(verdict "$TOP_CPU_PCT" 1)"
+printf '  exporter scrape <= 10 ms, 8 VMs x 8 vCPUs under load:      %s ms  %s\n' "$EXP_MS" \
+	"$(verdict "$EXP_MS" 10)"
+printf '  exporter memory flat over 180 scrapes:                     %+d KiB  %s\n' $((EXP_RSS1 - EXP_RSS0)) \
+	"$(verdict $((EXP_RSS1 - EXP_RSS0)) 512)"
 # The BPF run time alone, against the time one vCPU spends per fault (no
 # tracer); "net" subtracts the floor bpf_stats itself adds to each program run
 # (triv_empty's ns/event) once per event.

@@ -461,6 +461,9 @@ fi
 # ---- qemu: a real QEMU guest, traced as the README shows (tests/vm/guest-qemu.sh)
 . /kvmmmu/guest-qemu.sh
 
+# ---- exporter: kvmmmu-exporter with function probes (tests/vm/guest-exporter.sh)
+. /kvmmmu/guest-exporter.sh
+
 # ---- shadow: shadow paging proper (kvm_amd npt=0): the guest's own page
 # tables are shadowed, every slow-path fault goes through paging64_page_fault
 if want shadow; then

@@ -28,7 +28,7 @@ CHECKS=$(echo "${KVMMMU_VM_CHECKS:-}" | tr ' ' ,)
 MARK=@@KVMMMU@@
 KERNELS=${*:-${KVMMMU_VM_KERNELS:-$(cd $VMDIR/kernels && ls -- *.conf | sed 's/\.conf$//' | sort -V)}}
 KERNELS=$(echo "$KERNELS" | tr , ' ')
-APPS="kvmmmu-check kvmmmu-hist kvmmmu-load kvmmmu-diff"
+APPS="kvmmmu-check kvmmmu-hist kvmmmu-load kvmmmu-diff kvmmmu-exporter"
 # SVM with 4-level nested paging (-cpu max has la57: 5-level NPT). Two CPUs
 # for the two vCPU threads, emulated by one host thread: with multi-threaded
 # TCG the guest hung (soft lockups in kvmmmu-check, then silence) in about
@@ -189,6 +189,7 @@ make_initramfs() {
 	cp $VMDIR/init "$r/init"
 	cp $VMDIR/guest-checks.sh "$r/kvmmmu/guest-checks.sh"
 	cp $VMDIR/guest-qemu.sh "$r/kvmmmu/guest-qemu.sh"
+	cp $VMDIR/guest-exporter.sh "$r/kvmmmu/guest-exporter.sh"
 	cp $VMDIR/../tools/outcomes.awk "$r/kvmmmu/outcomes.awk"
 	cp $VMDIR/../../scripts/tdp-ab.sh "$r/kvmmmu/tdp-ab.sh"
 	cp "$VMDIR/kernels/$name.conf" "$r/kvmmmu/kernel.conf"

@@ -1,0 +1,46 @@
+# shellcheck shell=dash
+# Sourced by guest-checks.sh: the "exporter" group. kvmmmu-exporter with
+# function probes (fentry here), which the development host cannot attach:
+# a scrape after a VM ran has the handler and whole-fault durations and
+# memslot lookup times, one sample per fault, and its faults equal KVM's
+# pf_taken. The scrape goes to the host, where promtool and
+# python3-prometheus-client read it (tests/integration/test_vm.sh).
+if want exporter; then
+	g=exporter
+	ip link set lo up 2>/dev/null
+	kvmmmu-exporter --web.listen-address=127.0.0.1:9486 --collector.per_vcpu \
+		>$T/exporter.log 2>&1 &
+	ep=$!
+	i=0
+	while [ $i -lt 300 ] && ! grep -q 'listening on' $T/exporter.log; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	check $g/listening "$(tail -3 $T/exporter.log)" grep -q 'listening on' $T/exporter.log
+	kvmmmu-load --name exp-vm --vcpus 2 --mem 8M --dirty-log 1 --csv $T/exporter-load.csv \
+		>/dev/null 2>&1
+	wget -q -O $T/exporter-scrape.txt http://127.0.0.1:9486/metrics
+	emit $T/exporter-scrape.txt
+	S=$T/exporter-scrape.txt
+	# sum FAMILY: the sum of FAMILY's samples of the VM exp-vm in the scrape
+	sum() { awk -v f="$1" 'index($0, f "{vm=\"exp-vm\"") == 1 { s += $NF } END { print s + 0 }' $S; }
+	check $g/probe-mode-fentry "$(grep '^kvmmmu_exporter_build_info' $S)" \
+		grep -q 'probe_mode="fentry"' $S
+	k=$(($(val $T/exporter-load.csv kvm_stats pf_taken 0) + $(val $T/exporter-load.csv kvm_stats pf_taken 1)))
+	b=$(sum kvmmmu_page_faults_total)
+	check $g/faults-equal-pf_taken "exporter $b, KVM pf_taken $k" eq "$b" "$k"
+	b=$(sum kvmmmu_vcpu_page_faults_total)
+	check $g/vcpu-faults-equal-pf_taken "per vCPU $b, KVM pf_taken $k" eq "$b" "$k"
+	# every fault timed once: on the fast path or the slow one, and whole
+	d=$(sum kvmmmu_page_fault_duration_seconds_count)
+	check $g/handler-durations-one-per-fault "fast + slow samples $d, faults $k" eq "$d" "$k"
+	d=$(sum kvmmmu_mmu_page_fault_duration_seconds_count)
+	check $g/whole-fault-durations "kvm_mmu_page_fault samples $d, faults $k" gt0 "$d"
+	d=$(sum kvmmmu_memslot_lookup_duration_seconds_count)
+	check $g/memslot-lookup-durations "samples $d" gt0 "$d"
+	check $g/collectors-all-succeed "$(grep '^kvmmmu_scrape_collector_success' $S | tr '\n' ' ')" \
+		eval '! grep -q "^kvmmmu_scrape_collector_success.* 0$" $S'
+	kill $ep
+	wait $ep
+	check $g/sigterm-exit-0 "exit $?, $(tail -2 $T/exporter.log)" test $? = 0
+fi
