@@ -52,7 +52,7 @@ app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
 TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(wildcard tests/tools/*.c))
 
-.PHONY: all clean install deps test test-all test-pinned test-unit test-integration test-vm sanitize demo fuzz \
+.PHONY: all clean install deps test test-all test-pinned test-unit test-integration test-vm test-patches sanitize demo fuzz \
 	bench format check-format
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -173,6 +173,10 @@ test-unit: $(UNIT_TESTS)
 
 test-integration: all $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh integration
+
+# kernel-patches/: each target's series against Debian's source of it (make test runs it too).
+test-patches:
+	$(Q)scripts/kernel-patches.sh check
 
 # Debian's distro kernels under QEMU: fentry/kprobe, NPT, tdp_mmu=Y/N (tests/vm/).
 test-vm: all $(TEST_TOOLS)

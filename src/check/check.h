@@ -60,6 +60,8 @@ void check_open_collector(struct check_state *st, const struct check_env *env, c
 void check_tracepoints(struct check_state *st);
 void check_functions(struct check_state *st);
 void check_ret_pf(struct check_state *st);
+/* The changes kernel-patches/ carries: which of them the running kernel has. */
+void check_carried(struct check_state *st);
 /* tracing.c: one tracepoint's line: present in tracefs, tp_btf possible, what kvmmmu attaches. */
 void report_tracepoint(struct check_state *st, const char *group, const char *event);
 

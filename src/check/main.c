@@ -144,6 +144,7 @@ int main(int argc, char **argv)
 	check_tracepoints(&st);
 	check_functions(&st);
 	check_ret_pf(&st);
+	check_carried(&st);
 	check_mmu_lock(&st);
 
 	failure = core_failure(&st, buf, sizeof(buf));

@@ -251,3 +251,48 @@ void check_ret_pf(struct check_state *st)
 		report_fail("RET_PF_* values", "neither BTF nor the tracefs format gives them");
 	ret_pf_free(&bt);
 }
+
+/*
+ * The changes kernel-patches/ carries, as the running kernel shows them:
+ * from tracefs and kallsyms, never from the version string.
+ */
+void check_carried(struct check_state *st)
+{
+	char *fmt = tracefs_read_format("kvmmmu", "fast_page_fault");
+	enum ksym_state recover = ksym_lookup(NULL, "kvm_tdp_mmu_recover_huge_pages");
+	enum ksym_state zap = ksym_lookup(NULL, "kvm_tdp_mmu_zap_collapsible_sptes");
+
+	(void)st;
+	report_heading("Changes kernel-patches/ carries (from tracefs and kallsyms)");
+	if (!fmt)
+		report_item("RET_PF_* enum export", "n/a", "no kvmmmu:fast_page_fault format");
+	else
+		report_item("RET_PF_* enum export",
+			    ret_pf_format_lacks_enum_fix(fmt) ? "no" : "yes", "%s",
+			    ret_pf_format_lacks_enum_fix(fmt)
+				    ? "trace-cmd and perf print 'spurious 0 fixed 0'; kvmmmu is "
+				      "not affected"
+				    : "TRACE_DEFINE_ENUM: tracefs prints RET_PF_* as numbers");
+	free(fmt);
+	if (tracefs_has_event("kvmmmu", "kvm_mmu_page_fault_done"))
+		report_item("kvm_mmu_page_fault_done event", "yes",
+			    "every counted fault's outcome and duration in one event (kvmmmu does "
+			    "not read it yet: tracepoint mode still infers outcomes)");
+	else
+		report_item("kvm_mmu_page_fault_done event", "no",
+			    "tracepoint mode infers outcomes from the other events and has no "
+			    "whole-fault latency; kernel-patches/ adds the event");
+	if (recover == KSYM_PRESENT)
+		report_item("huge pages recovered in place", "yes",
+			    "kvm_tdp_mmu_recover_huge_pages: turning dirty logging off keeps "
+			    "the mappings, no refault storm follows");
+	else if (zap != KSYM_ABSENT)
+		report_item(
+			"huge pages recovered in place", "no",
+			"kvm_tdp_mmu_zap_collapsible_sptes: turning dirty logging off zaps, "
+			"and faults follow (kvmmmu: event_dirty_log_off_ns, the faults after it)");
+	else
+		report_item("huge pages recovered in place", "unknown",
+			    "neither kvm_tdp_mmu_recover_huge_pages nor "
+			    "kvm_tdp_mmu_zap_collapsible_sptes in kallsyms (KVM not loaded?)");
+}

@@ -175,6 +175,18 @@ if command -v bpftool >/dev/null && [ -n "${btf_dump[*]:-}" ]; then
 	fi
 fi
 
+# The carried kernel changes, as kallsyms and tracefs show them (not the version).
+"$CHECK" >"$OUT" 2>&1
+if grep -q ' kvm_tdp_mmu_recover_huge_pages$' /proc/kallsyms; then want=yes; else want=no; fi
+check "check/carried-huge-page-recovery-$want" "got: $(line_of 'huge pages recovered in place')" \
+	has_line "^  huge pages recovered in place +$want "
+want=no
+[ -d /sys/kernel/tracing/events/kvmmmu/kvm_mmu_page_fault_done ] && want=yes
+check "check/carried-page-fault-done-event-$want" "got: $(line_of 'kvm_mmu_page_fault_done event')" \
+	has_line "^  kvm_mmu_page_fault_done event +$want "
+check "check/carried-enum-export" "got: $(line_of 'RET_PF_\* enum export')" \
+	has_line '^  RET_PF_\* enum export +(yes|no) '
+
 # --probe-mode tracepoint: still exit 0, function probes not tried.
 "$CHECK" --probe-mode tracepoint >"$OUT" 2>&1
 rc=$?

@@ -96,6 +96,13 @@ if want check; then
 		eval 'line_of $T/check-auto.out KVM | grep -qE "^  KVM +module$"'
 	check check/module-btf "$(line_of $T/check-auto.out 'kvm module BTF')" \
 		eval 'line_of $T/check-auto.out "kvm module BTF" | grep -qE " yes"'
+	# 6.1 and 6.12 zap collapsible SPTEs when dirty logging is turned off (6.13 recovers in place)
+	check check/carried-huge-page-recovery-no "$(line_of $T/check-auto.out 'huge pages recovered in place')" \
+		eval 'line_of $T/check-auto.out "huge pages recovered in place" | grep -qE " no "'
+	check check/carried-page-fault-done-event-no "$(line_of $T/check-auto.out 'kvm_mmu_page_fault_done event')" \
+		eval 'line_of $T/check-auto.out "kvm_mmu_page_fault_done event" | grep -qE " no "'
+	check check/carried-enum-export-yes "$(line_of $T/check-auto.out 'RET_PF_\* enum export')" \
+		eval 'line_of $T/check-auto.out "RET_PF_\* enum export" | grep -qE " yes "'
 	for mode in fentry kprobe; do
 		kvmmmu-check --probe-mode $mode >$T/check-$mode.out 2>&1
 		echo "rc=$?" >>$T/check-$mode.out

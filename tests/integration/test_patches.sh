@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# kernel-patches/: every target's series applies, in order, to Debian's own
+# source of that kernel (scripts/kernel-patches.sh check: patch --dry-run,
+# the source package downloaded once and cached under ~/.cache/kvmmmu/).
+source "$(dirname "$0")/../lib.sh"
+
+KP=$(cd "$TOOLS/../.." && pwd)/scripts/kernel-patches.sh
+for t in $(cd "$TOOLS/../../kernel-patches" && ls -d -- */ | tr -d /); do
+	[ -f "$TOOLS/../../kernel-patches/$t/series" ] || continue
+	out=$("$KP" check "$t" 2>&1)
+	rc=$?
+	if [ $rc != 0 ] && grep -q 'cannot download' <<<"$out"; then
+		skip "patches/$t/applies" "$(tail -1 <<<"$out")"
+		continue
+	fi
+	check "patches/$t/applies" "$(tail -2 <<<"$out" | tr '\n' ' ')" test $rc = 0
+	n=$(grep -vc '^\s*\(#\|$\)' "$TOOLS/../../kernel-patches/$t/series")
+	check "patches/$t/series-not-empty" "$n patches" test "$n" -gt 0
+	for p in "$TOOLS/../../kernel-patches/$t"/*.patch; do
+		name=${p##*/}
+		check "patches/$t/$name-in-series" "not listed in series" grep -qx "$name" "$TOOLS/../../kernel-patches/$t/series"
+		check "patches/$t/$name-format-patch" "no From/Subject/Signed-off or description" \
+			eval 'head -1 "$p" | grep -q "^From [0-9a-f]\{40\} " && grep -q "^Subject: \[PATCH" "$p" &&
+			      [ "$(sed -n "/^$/,/^---$/p" "$p" | wc -l)" -gt 5 ]'
+	done
+done
+# the check can fail: one target's patch against the other's tree does not apply
+if [ -d "$TOOLS/../../kernel-patches/6.1" ] && [ -d "$TOOLS/../../kernel-patches/6.12" ]; then
+	src=$(ls -d "${KVMMMU_CACHE:-$HOME/.cache/kvmmmu}"/src/linux-source-6.1-* 2>/dev/null | head -1)
+	if [ -n "$src" ]; then
+		cp -a "$src" "$TMP/tree"
+		check patches/6.12-patch-does-not-apply-to-6.1 "it applied" \
+			eval '! patch -d "$TMP/tree" -p1 --dry-run -s -f <"$(ls "$TOOLS"/../../kernel-patches/6.12/0001-*.patch)" >/dev/null 2>&1'
+	fi
+fi
+exit 0
