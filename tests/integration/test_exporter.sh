@@ -215,7 +215,12 @@ check exporter/prometheus-never-lost-it "min up over the last 12 s: $(value 'min
 	test "$(value 'min_over_time(up{job="kvmmmu"}[12s])')" = 1
 for _ in $(seq 20); do curl -s "$URL/metrics" >/dev/null; done
 rss1=$(rss)
-check exporter/memory-flat "VmRSS $rss0 KiB before the hostile clients, $rss1 KiB after" test $((rss1 - rss0)) -lt 8192
+if ldd "$EXP" 2>/dev/null | grep -q libasan; then
+	# ASan keeps freed memory in quarantine; LeakSanitizer checks the exits here
+	skip exporter/memory-flat "an ASan build: its quarantine holds what was freed (the other two passes check it)"
+else
+	check exporter/memory-flat "VmRSS $rss0 KiB before the hostile clients, $rss1 KiB after" test $((rss1 - rss0)) -lt 8192
+fi
 
 # --- counters never go backwards while VMs come and go
 for i in 1 2 3 4 5 6; do "$LOAD" --name exp-churn-$i --vcpus 2 --mem 4M >/dev/null 2>&1; done
