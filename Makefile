@@ -174,9 +174,13 @@ test-unit: $(UNIT_TESTS)
 test-integration: all $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) tests/run.sh integration
 
-# kernel-patches/: each target's series against Debian's source of it (make test runs it too).
-test-patches:
+# kernel-patches/: each target's series against Debian's source of it, the
+# patched KVM modules built, then booted in the distro-kernel guests (make
+# test runs all of it too; this is the short way).
+test-patches: all $(TEST_TOOLS)
 	$(Q)scripts/kernel-patches.sh check
+	$(Q)scripts/kernel-patches.sh build
+	$(Q)OUTPUT=$(OUTPUT) KVMMMU_VM_CHECKS=check,patches tests/run.sh vm
 
 # Debian's distro kernels under QEMU: fentry/kprobe, NPT, tdp_mmu=Y/N (tests/vm/).
 test-vm: all $(TEST_TOOLS)

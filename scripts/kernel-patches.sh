@@ -4,14 +4,20 @@
 # The kernel patches kvmmmu carries (kernel-patches/TARGET/series), against
 # Debian's own source of each target kernel.
 #
-# Usage: scripts/kernel-patches.sh check [TARGET...]   (default: every target)
+# Usage: scripts/kernel-patches.sh check|build [TARGET...]   (default: every target)
 #   check   `patch --dry-run` of TARGET's series, in order, against Debian's
 #           linux-source package of that kernel (downloaded once and cached,
 #           with the KVM part of its tree, under ~/.cache/kvmmmu/)
+#   build   the patched kvm.ko, kvm-amd.ko and kvm-intel.ko, built out of tree
+#           against Debian's linux-headers package of that kernel (unpacked
+#           into the cache, not installed); cached by the series' content, so
+#           only a changed series is built again. Prints the modules' folder.
+#   built TARGET   that folder, if the current series is built (else exit 1)
 #
 # A target is a folder of kernel-patches/ with a `series` file (the patches
-# in order) and a `target.conf` (SOURCE_PACKAGE, SOURCE_VERSION: the Debian
-# source package the patches are prepared against).
+# in order) and a `target.conf`: SOURCE_PACKAGE, SOURCE_VERSION (the Debian
+# source package the patches are prepared against), KERNEL_RELEASE,
+# HEADERS_PACKAGES and HEADERS_VERSION (the kernel the modules are for).
 set -u
 export LC_ALL=C
 
@@ -19,7 +25,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PATCHES=$ROOT/kernel-patches
 CACHE=${KVMMMU_CACHE:-$HOME/.cache/kvmmmu}
 # What of the tree the patches touch (KVM's x86 MMU and what it includes).
-TREE_PARTS="arch/x86/kvm virt/kvm include/linux/kvm_host.h include/trace/events/kvm.h"
+TREE_PARTS="Makefile arch/x86/kvm virt/kvm include/linux/kvm_host.h include/trace/events/kvm.h"
 
 die() { echo "kernel-patches: $*" >&2; exit 1; }
 
@@ -38,7 +44,7 @@ tree() {
 	# shellcheck disable=SC1090
 	. "$conf"
 	dir=$CACHE/src/$SOURCE_PACKAGE-$SOURCE_VERSION
-	if [ -f "$dir/.complete" ]; then
+	if [ -f "$dir/.complete" ] && [ -f "$dir/Makefile" ]; then
 		echo "$dir"
 		return 0
 	fi
@@ -94,6 +100,106 @@ check() {
 	echo "ok   $t: $n patches apply to $(basename "$src")"
 }
 
+# fetch PACKAGE VERSION: the cached deb of PACKAGE=VERSION (downloaded if need be)
+fetch() {
+	local deb
+	deb=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
+	if [ -z "$deb" ]; then
+		mkdir -p "$CACHE/deb" || die "cannot create $CACHE/deb"
+		(cd "$CACHE/deb" && apt-get download -q "$1=$2" >/dev/null 2>&1) ||
+			die "cannot download $1=$2 (apt-get download; is it in the apt sources?)"
+		deb=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
+	fi
+	[ -n "$deb" ] || die "no deb for $1=$2"
+	echo "$deb"
+}
+
+# kernel_version MAKEFILE: VERSION.PATCHLEVEL.SUBLEVEL of a kernel Makefile
+kernel_version() {
+	awk -F' = ' '$1 == "VERSION" { v = $2 } $1 == "PATCHLEVEL" { p = $2 } $1 == "SUBLEVEL" { s = $2 }
+		END { print v "." p "." s }' "$1"
+}
+
+# headers TARGET: Debian's headers of TARGET's kernel, unpacked (prints the build directory)
+headers() {
+	local t=$1 root x pkg deb KERNEL_RELEASE HEADERS_PACKAGES HEADERS_VERSION
+	# shellcheck disable=SC1090
+	. "$PATCHES/$t/target.conf"
+	[ -n "${KERNEL_RELEASE:-}" ] && [ -n "${HEADERS_PACKAGES:-}" ] ||
+		die "$t: target.conf names no KERNEL_RELEASE and HEADERS_PACKAGES"
+	root=$CACHE/headers/$KERNEL_RELEASE-$HEADERS_VERSION
+	if [ ! -f "$root/.complete" ]; then
+		mkdir -p "$CACHE/headers" || die "cannot create $CACHE/headers"
+		x=$(mktemp -d "$CACHE/headers/.x.XXXXXX") || die "cannot create a directory under $CACHE/headers"
+		for pkg in $HEADERS_PACKAGES; do
+			deb=$(fetch "$pkg" "$HEADERS_VERSION") || { rm -rf "$x"; return 1; }
+			dpkg -x "$deb" "$x" || { rm -rf "$x"; die "$t: cannot unpack $deb"; }
+		done
+		rm -rf "$root"
+		mv "$x" "$root" || die "$t: cannot write $root"
+		# the per-flavour Makefile includes the common one by its installed path
+		sed -i "s|^include /usr/src/|include $root/usr/src/|" \
+			"$root/usr/src/linux-headers-$KERNEL_RELEASE/Makefile" &&
+			touch "$root/.complete" || die "$t: unexpected layout of $HEADERS_PACKAGES"
+	fi
+	echo "$root/usr/src/linux-headers-$KERNEL_RELEASE"
+}
+
+# modules_dir TARGET: where TARGET's modules of its current series are (built or not)
+modules_dir() {
+	local t=$1 key p SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE
+	# shellcheck disable=SC1090
+	. "$PATCHES/$t/target.conf"
+	key=$({
+		echo "$SOURCE_VERSION $HEADERS_VERSION kbuild-1"
+		cat "$PATCHES/$t/series"
+		for p in $(series "$t"); do cat "$p"; done
+	} | sha256sum | cut -c1-16)
+	echo "$CACHE/modules/$t-$KERNEL_RELEASE-$key"
+}
+
+# build TARGET: the patched KVM modules (prints their folder)
+build() {
+	local t=$1 src hdr out work p sv hv SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE
+	command -v pahole >/dev/null || die "$t: pahole is not installed (module BTF; sudo make deps)"
+	src=$(tree "$t") || return 1
+	hdr=$(headers "$t") || return 1
+	# shellcheck disable=SC1090
+	. "$PATCHES/$t/target.conf"
+	sv=$(kernel_version "$src/Makefile")
+	hv=$(kernel_version "$(sed -n 's|^include \(.*\)|\1|p' "$hdr/Makefile")")
+	[ "$sv" = "$hv" ] && [ "$SOURCE_VERSION" = "$HEADERS_VERSION" ] ||
+		die "$t: the headers ($hv, Debian $HEADERS_VERSION) and the source ($sv, Debian $SOURCE_VERSION) disagree"
+	out=$(modules_dir "$t")
+	if [ -f "$out/.complete" ]; then
+		echo "$out"
+		return 0
+	fi
+	work=$(mktemp -d) || return 1
+	cp -a "$src/arch" "$src/virt" "$work/"
+	for p in $(series "$t"); do
+		patch -d "$work" -p1 -s -f <"$p" >/dev/null || { rm -rf "$work"; die "$t: ${p##*/} does not apply"; }
+	done
+	# Out of tree, "srctree" is the headers': KVM's own folder and virt/kvm are
+	# found from the module's, and the trace headers' ../../arch/x86/kvm from
+	# an include/trace beside it.
+	mkdir -p "$work/include/trace"
+	sed -i 's|-I $(srctree)/arch/x86/kvm|-I $(src) -I $(src)/../../../include/trace|;
+		s|include $(srctree)/virt/kvm/Makefile.kvm|include $(src)/../../../virt/kvm/Makefile.kvm|' \
+		"$work/arch/x86/kvm/Makefile"
+	echo "kernel-patches: $t: building kvm.ko, kvm-amd.ko, kvm-intel.ko for $KERNEL_RELEASE" >&2
+	if ! make -s -C "$hdr" M="$work/arch/x86/kvm" CONFIG_KVM=m CONFIG_KVM_AMD=m CONFIG_KVM_INTEL=m \
+		-j"$(nproc)" modules >"$work/build.log" 2>&1; then
+		tail -5 "$work/build.log" >&2
+		rm -rf "$work"
+		die "$t: the build failed"
+	fi
+	mkdir -p "$out.x" && cp "$work"/arch/x86/kvm/*.ko "$out.x/" && rm -rf "$out" && mv "$out.x" "$out" &&
+		touch "$out/.complete" || die "$t: cannot write $out"
+	rm -rf "$work"
+	echo "$out"
+}
+
 cmd=${1:-}
 shift || true
 case $cmd in
@@ -107,8 +213,23 @@ check)
 	done
 	exit $rc
 	;;
+built)
+	# the modules' folder if TARGET's current series is built, else exit 1
+	[ $# = 1 ] && [ -f "$PATCHES/$1/series" ] || die "built: one target"
+	out=$(modules_dir "$1")
+	[ -f "$out/.complete" ] || exit 1
+	echo "$out"
+	;;
+build)
+	# shellcheck disable=SC2046 # target names have no spaces
+	[ $# -gt 0 ] || set -- $(targets)
+	for t in "$@"; do
+		[ -f "$PATCHES/$t/series" ] || die "no target '$t' (targets: $(targets | tr '\n' ' '))"
+		build "$t" || exit 1
+	done
+	;;
 *)
-	echo "usage: scripts/kernel-patches.sh check [TARGET...]   (targets: $(targets | tr '\n' ' '))" >&2
+	echo "usage: scripts/kernel-patches.sh check|build [TARGET...]   (targets: $(targets | tr '\n' ' '))" >&2
 	exit 2
 	;;
 esac

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # kernel-patches/: every target's series applies, in order, to Debian's own
 # source of that kernel (scripts/kernel-patches.sh check: patch --dry-run,
-# the source package downloaded once and cached under ~/.cache/kvmmmu/).
+# the source package downloaded once and cached under ~/.cache/kvmmmu/), and
+# builds into KVM modules for it (build: against Debian's headers, cached by
+# the series' content), which the VM harness then boots (group patches).
 source "$(dirname "$0")/../lib.sh"
 
 KP=$(cd "$TOOLS/../.." && pwd)/scripts/kernel-patches.sh
@@ -16,6 +18,22 @@ for t in $(cd "$TOOLS/../../kernel-patches" && ls -d -- */ | tr -d /); do
 	check "patches/$t/applies" "$(tail -2 <<<"$out" | tr '\n' ' ')" test $rc = 0
 	n=$(grep -vc '^\s*\(#\|$\)' "$TOOLS/../../kernel-patches/$t/series")
 	check "patches/$t/series-not-empty" "$n patches" test "$n" -gt 0
+	# the patched modules, built against Debian's headers (cached: once per series)
+	t0=$SECONDS
+	out=$("$KP" build "$t" 2>&1)
+	rc=$?
+	mods=$(tail -1 <<<"$out")
+	check "patches/$t/modules-build" "$(tail -3 <<<"$out" | tr '\n' ' ')" test $rc = 0
+	if [ $rc = 0 ]; then
+		echo "  patches/$t: modules in $mods ($((SECONDS - t0)) s)"
+		rel=$(sed -n 's/^KERNEL_RELEASE=//p' "$TOOLS/../../kernel-patches/$t/target.conf")
+		for m in kvm kvm-amd kvm-intel; do
+			vm=$(modinfo -F vermagic "$mods/$m.ko" 2>&1 | cut -d' ' -f1)
+			check "patches/$t/$m.ko-for-$rel" "vermagic '$vm'" test "$vm" = "$rel"
+		done
+		check "patches/$t/kvm.ko-has-the-event" "no kvm_mmu_page_fault_done in kvm.ko" \
+			grep -q kvm_mmu_page_fault_done "$mods/kvm.ko"
+	fi
 	for p in "$TOOLS/../../kernel-patches/$t"/*.patch; do
 		name=${p##*/}
 		check "patches/$t/$name-in-series" "not listed in series" grep -qx "$name" "$TOOLS/../../kernel-patches/$t/series"

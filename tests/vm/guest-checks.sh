@@ -509,4 +509,7 @@ if want shadow; then
 		done
 	done
 fi
+
+# ---- patches: KVM built from kernel-patches/ (tests/vm/guest-patches.sh)
+. /kvmmmu/guest-patches.sh
 exit 0

@@ -190,6 +190,11 @@ make_initramfs() {
 	cp $VMDIR/guest-checks.sh "$r/kvmmmu/guest-checks.sh"
 	cp $VMDIR/guest-qemu.sh "$r/kvmmmu/guest-qemu.sh"
 	cp $VMDIR/guest-exporter.sh "$r/kvmmmu/guest-exporter.sh"
+	cp $VMDIR/guest-patches.sh "$r/kvmmmu/guest-patches.sh"
+	# KVM built from kernel-patches/, when the cache has it for this series
+	if mods=$("$VMDIR/../../scripts/kernel-patches.sh" built "$name" 2>/dev/null); then
+		mkdir -p "$r/kvmmmu/patched" && cp "$mods"/kvm.ko "$mods"/kvm-amd.ko "$r/kvmmmu/patched/"
+	fi
 	cp $VMDIR/../tools/outcomes.awk "$r/kvmmmu/outcomes.awk"
 	cp $VMDIR/../../scripts/tdp-ab.sh "$r/kvmmmu/tdp-ab.sh"
 	cp "$VMDIR/kernels/$name.conf" "$r/kvmmmu/kernel.conf"
