@@ -19,8 +19,7 @@ done
 EXP=$BUILD/kvmmmu-exporter
 LOAD=$BUILD/kvmmmu-load
 PY=/usr/bin/python3
-PC="$PY $TOOLS/promcheck.py"
-DASH="$PY $TOOLS/dashlint.py"
+source "$TOOLS/../prom.sh"
 ROOT=$(cd "$TOOLS/../.." && pwd)
 pids=()
 cleanup() {
@@ -30,10 +29,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# free_port: a TCP port nobody listens on now
-free_port() {
-	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # start_exporter LOG ARGS...: starts kvmmmu-exporter on a free loopback port; sets EPID, EPORT
 start_exporter() {
 	local log=$1 _
@@ -50,43 +45,13 @@ start_exporter() {
 	done
 	return 1
 }
-# until_true SECS CMD...: runs CMD every 0.2 s until it succeeds, SECS at most
-until_true() {
-	local end=$((SECONDS + $1))
-	shift
-	while ! "$@" >/dev/null 2>&1; do
-		[ $SECONDS -ge $end ] && return 1
-		sleep 0.2
-	done
-}
-# value EXPR: the single value of an instant query ("" if none)
-value() { $PC query "$PURL" "$1" 2>/dev/null | awk 'NR == 1 { print $NF }'; }
-has_data() { $PC query "$PURL" "$1"; }
-
 # --- the exporter (every collector: the dashboards use them all) and Prometheus, every second
 start_exporter "$TMP/exp.log" --collector.per_vcpu
 check exporter/starts "$(tail -3 "$TMP/exp.log")" test -n "$EPORT"
 URL=http://127.0.0.1:$EPORT
 EPORT1=$EPORT
-PPORT=$(free_port)
-PURL=http://127.0.0.1:$PPORT
-mkdir -p "$TMP/prom"
-cat >"$TMP/prom/prometheus.yml" <<EOF
-global:
-  scrape_interval: 1s
-  scrape_timeout: 900ms
-  evaluation_interval: 1s
-rule_files:
-  - $ROOT/dashboards/kvmmmu-rules.yml
-scrape_configs:
-  - job_name: kvmmmu
-    static_configs:
-      - targets: ['127.0.0.1:$EPORT']
-EOF
-prometheus --config.file="$TMP/prom/prometheus.yml" --storage.tsdb.path="$TMP/prom/data" \
-	--web.listen-address=127.0.0.1:$PPORT >"$TMP/prom/log" 2>&1 &
-pids+=($!)
-until_true 60 has_data 'up{job="kvmmmu"} == 1'
+start_prometheus "$TMP/prom" 127.0.0.1:$EPORT
+pids+=("$PROM_PID")
 check exporter/prometheus-target-up "$(value 'up{job="kvmmmu"}'); $(tail -2 "$TMP/prom/log")" \
 	test "$(value 'up{job="kvmmmu"}')" = 1
 
@@ -157,28 +122,8 @@ check exporter/help-type-once "$(grep '^# TYPE' "$TMP/scrape1" | sort | uniq -d 
 "$LOAD" --name exp-toggle --vcpus 1 --mem 64M --dirty-log 6 >/dev/null 2>&1
 until_true 20 has_data 'rate(kvmmmu_page_faults_total{vm="exp-live"}[1m]) > 0'
 sleep 3 # a few scrapes of the running VM: rates need two
-$DASH queries --rate-interval 1m --rules "$ROOT/dashboards/kvmmmu-rules.yml" \
-	"$ROOT"/dashboards/kvmmmu-fleet.json "$ROOT"/dashboards/kvmmmu-vm.json >"$TMP/queries"
-check exporter/dashboards-have-queries "$(wc -l <"$TMP/queries") queries" test "$(wc -l <"$TMP/queries")" -gt 20
 curl -s "$URL/metrics" >"$TMP/scrape2"
-while IFS=$'\t' read -r src expr; do
-	out=$($PC query "$PURL" "$expr" 2>&1)
-	rc=$?
-	# the families a query reads: absent from the scrape means the probes cannot give them
-	# (not the recording rules' own series: their names have colons)
-	absent=""
-	for fam in $(grep -o '[a-z_:]*kvmmmu_[a-z0-9_]*' <<<"$expr" | grep -v : |
-		sed 's/_\(bucket\|sum\|count\)$//' | sort -u); do
-		grep -q "^${fam}[{_ ]" "$TMP/scrape2" || absent="$absent $fam"
-	done
-	if [ $rc = 3 ] && [[ $src == *:alert* ]]; then
-		pass "exporter/query/$src" # an alert that does not fire: its expression parsed
-	elif [ $rc = 3 ] && [ -n "$absent" ]; then
-		skip "exporter/query/$src" "this kernel's probes give none of:$absent (tracepoints only; the VM tests have function probes)"
-	else
-		check "exporter/query/$src" "rc $rc: $out: $expr" test $rc = 0
-	fi
-done <"$TMP/queries"
+run_queries exporter "$TMP/scrape2" "this kernel's probes are tracepoints only; the VM tests run these queries with function probes"
 check exporter/dashlint "$($DASH lint "$ROOT"/dashboards/*.json 2>&1 | head -5)" $DASH lint "$ROOT"/dashboards/kvmmmu-fleet.json "$ROOT"/dashboards/kvmmmu-vm.json
 check exporter/dashlint-catches-mistakes "$($DASH selftest 2>&1 | tail -3)" $DASH selftest
 check exporter/promtool-check-rules "$(promtool check rules "$ROOT/dashboards/kvmmmu-rules.yml" 2>&1 | tail -2)" \

@@ -11,6 +11,10 @@
   promcheck.py idle HOST PORT N SECS   N idle connections held SECS seconds
   promcheck.py slowread HOST PORT PATH SECS   a GET whose answer is read one
                                   byte a second for SECS seconds
+  promcheck.py replay PORT FILE...   serves the scrapes FILE... as /metrics on
+                                  127.0.0.1:PORT, one per request, the last
+                                  one again after that (recorded scrapes, for
+                                  a Prometheus)
 """
 import json
 import math
@@ -115,6 +119,29 @@ def slowread(host, port, path, secs):
     return 0
 
 
+def replay(port, files):
+    import http.server
+
+    bodies = [open(f, "rb").read() for f in files]
+    state = {"next": 0}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = bodies[min(state["next"], len(bodies) - 1)]
+            state["next"] += 1
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    http.server.HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    return 0
+
+
 def main(argv):
     if len(argv) >= 3 and argv[1] == "parse":
         return parse(argv[2])
@@ -122,6 +149,8 @@ def main(argv):
         return query(argv[2], argv[3])
     if len(argv) >= 6 and argv[1] == "idle":
         return idle(argv[2], int(argv[3]), int(argv[4]), float(argv[5]))
+    if len(argv) >= 4 and argv[1] == "replay":
+        return replay(int(argv[2]), argv[3:])
     if len(argv) >= 6 and argv[1] == "slowread":
         return slowread(argv[2], int(argv[3]), argv[4], float(argv[5]))
     print(__doc__, file=sys.stderr)

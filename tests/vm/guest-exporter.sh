@@ -4,7 +4,8 @@
 # a scrape after a VM ran has the handler and whole-fault durations and
 # memslot lookup times, one sample per fault, and its faults equal KVM's
 # pf_taken. The scrape goes to the host, where promtool and
-# python3-prometheus-client read it (tests/integration/test_vm.sh).
+# python3-prometheus-client read it, and scrapes of a running VM, which the
+# host replays to a Prometheus for the dashboards' queries (test_vm.sh).
 if want exporter; then
 	g=exporter
 	ip link set lo up 2>/dev/null
@@ -40,6 +41,18 @@ if want exporter; then
 	check $g/memslot-lookup-durations "samples $d" gt0 "$d"
 	check $g/collectors-all-succeed "$(grep '^kvmmmu_scrape_collector_success' $S | tr '\n' ' ')" \
 		eval '! grep -q "^kvmmmu_scrape_collector_success.* 0$" $S'
+	# scrapes a second apart while a VM runs (rates), and another turns dirty
+	# logging on and off between them (annotations): the host replays them
+	# to a Prometheus and runs the dashboards' queries over these families
+	kvmmmu-load --name exp-live --vcpus 2 --mem 16M --dirty-log 1 --duration 12 >/dev/null 2>&1 &
+	lp=$!
+	for i in 1 2 3 4 5 6 7 8; do
+		sleep 1
+		wget -q -O $T/exporter-replay-$i.txt http://127.0.0.1:9486/metrics
+		emit $T/exporter-replay-$i.txt
+		[ $i = 2 ] && kvmmmu-load --name exp-toggle --vcpus 1 --mem 64M --dirty-log 4 >/dev/null 2>&1 &
+	done
+	wait $lp
 	kill $ep
 	wait $ep
 	check $g/sigterm-exit-0 "exit $?, $(tail -2 $T/exporter.log)" test $? = 0
