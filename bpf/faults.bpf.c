@@ -42,6 +42,12 @@ const volatile int pf_exit_error_code_arg = -1;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
 /*
+ * kvmmmu:kvm_mmu_page_fault_done is attached (kernel-patches/): it ends every
+ * fault KVM counts, with its outcome, and the tracepoint model only says
+ * which path the fault took.
+ */
+const volatile bool done_event = false;
+/*
  * Set by user space once every program is attached. Programs attach one by
  * one; a fault whose request was seen before its SPTE's program was there
  * would look spurious. Until then no fault starts.
@@ -135,16 +141,29 @@ static __always_inline bool start_timing(struct kvmmmu_thread_stats *s)
 	return s->st.timed = 1;
 }
 
+/* The tracepoint model's path of the fault in hand. */
+static __always_inline enum kvmmmu_fault_path model_path(struct kvmmmu_thread_stats *s)
+{
+	if (s->st.tdp_mmu_fault || s->st.tdp_changes)
+		return KVMMMU_FP_TDP_MMU;
+	return s->st.walked ? KVMMMU_FP_SHADOW : KVMMMU_FP_DIRECT;
+}
+
 /* Ends the pending fault with RET; NOW is when its SPTE was set, 0 if none was (no latency). */
 static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, __u64 now)
 {
+	enum kvmmmu_fault_path path;
+
 	s->st.pending = 0;
 	if (func_mode)
 		return;
-	if (s->st.tdp_mmu_fault || s->st.tdp_changes) {
+	path = model_path(s);
+	if (done_event) {
+		s->st.closed_path = path + 1; /* kvm_mmu_page_fault_done counts it */
+	} else if (path == KVMMMU_FP_TDP_MMU) {
 		s->counters[KVMMMU_PATH_TDP_MMU]++;
 		count_ret(s, ret, KVMMMU_FP_TDP_MMU);
-	} else if (s->st.walked) {
+	} else if (path == KVMMMU_FP_SHADOW) {
 		s->counters[KVMMMU_PATH_SHADOW]++;
 		count_ret(s, ret, KVMMMU_FP_SHADOW);
 	} else {
@@ -322,7 +341,7 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 		s->st.walked = 0;
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
-	if (!func_mode)
+	if (!func_mode && !done_event)
 		s->counters[KVMMMU_FAULTS]++;
 	s->st.exit_pending = 0; /* the exit's fault, shown */
 	s->st.pending = 1;
@@ -426,8 +445,10 @@ static __always_inline int on_fast_page_fault(int ret)
 	s->counters[KVMMMU_FAST_PF_CALLS]++;
 	if (ret != ret_pf_fixed && ret != ret_pf_spurious)
 		return 0;
-	s->counters[KVMMMU_PATH_FAST]++;
 	s->st.fast_resolved = 1;
+	if (done_event)
+		return 0; /* kvm_mmu_page_fault_done counts it */
+	s->counters[KVMMMU_PATH_FAST]++;
 	if (s->st.handler_ts) {
 		now = bpf_ktime_get_ns();
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.handler_ts);
@@ -441,6 +462,49 @@ static __always_inline int on_fast_page_fault(int ret)
 }
 TP_PAIR(fast_page_fault, on_fast_page_fault(ret), struct kvm_vcpu *vcpu,
 	struct kvm_page_fault *fault, u64 *sptep, u64 old_spte, int ret)
+
+/*
+ * kvmmmu:kvm_mmu_page_fault_done (kernel-patches/: not in any kernel yet):
+ * one event per fault KVM counts, with the outcome pf_fixed/pf_spurious/
+ * pf_emulate count. The path is the tracepoint model's: the fast path if it
+ * resolved the fault, else the MMU its SPTE request (or its exit, with no
+ * request) named. START_NS is when kvm_mmu_do_page_fault() was called, 0 if
+ * the event was enabled during the fault.
+ */
+static __always_inline int on_fault_done(int ret, __u64 start_ns)
+{
+	struct kvmmmu_thread_stats *s = thread();
+	enum kvmmmu_fault_path path;
+
+	if (!s || !armed)
+		return 0;
+	if (s->st.fast_resolved)
+		path = KVMMMU_FP_FAST;
+	else if (s->st.closed_path)
+		path = (s->st.closed_path - 1) & (KVMMMU_N_FAULT_PATHS - 1);
+	else if (s->st.pending)
+		path = model_path(s);
+	else if (s->st.exit_walked)
+		path = KVMMMU_FP_SHADOW;
+	else
+		path = thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU : KVMMMU_FP_DIRECT;
+	s->counters[KVMMMU_FAULTS]++;
+	s->counters[KVMMMU_PATH_FAST + path]++;
+	count_ret(s, ret, path);
+	if (start_ns && (sample_every <= 1 || s->st.timed))
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - start_ns);
+	/* this fault is over: nothing of it may end the next one */
+	s->st.fast_resolved = 0;
+	s->st.closed_path = 0;
+	s->st.pending = 0;
+	s->st.exit_pending = 0;
+	s->st.exit_walked = 0;
+	s->st.walked = 0;
+	s->st.tdp_changes = 0;
+	return 0;
+}
+TP_PAIR(kvm_mmu_page_fault_done, on_fault_done(ret, start_ns), struct kvm_vcpu *vcpu,
+	gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns)
 
 /*
  * Tracepoint model, the faults no SPTE request shows. A page-fault exit
@@ -457,7 +521,7 @@ TP_PAIR(fast_page_fault, on_fast_page_fault(ret), struct kvm_vcpu *vcpu,
  */
 static __always_inline void resolve_exit(struct kvmmmu_thread_stats *s, int ret)
 {
-	if (!s->st.exit_pending)
+	if (!s->st.exit_pending || done_event)
 		return;
 	s->st.exit_pending = 0;
 	s->counters[KVMMMU_FAULTS]++;

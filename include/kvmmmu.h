@@ -91,6 +91,7 @@ struct kvmmmu_fault_state {
 	__u32 untimed_left;  /* --sample: faults to skip before the next timed one */
 	__u32 in_handler;    /* inside a page-fault handler (function probes) */
 	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
+	__u32 closed_path;   /* kvm_mmu_page_fault_done mode: the model's path + 1 (0: none yet) */
 };
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */

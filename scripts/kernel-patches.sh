@@ -120,6 +120,33 @@ kernel_version() {
 		END { print v "." p "." s }' "$1"
 }
 
+# vmlinux_btf TARGET OUT: the BTF of TARGET's kernel as an ELF file with only a
+# .BTF section, from Debian's image package (vmlinuz: a compressed vmlinux
+# after the boot code; its first xz, zstd or gzip stream that unpacks to ELF)
+vmlinux_btf() {
+	local t=$1 out=$2 deb x off magic unpack KERNEL_RELEASE HEADERS_VERSION
+	# shellcheck disable=SC1090
+	. "$PATCHES/$t/target.conf"
+	command -v objcopy >/dev/null || die "$t: objcopy is not installed (binutils)"
+	deb=$(fetch "linux-image-$KERNEL_RELEASE" "$HEADERS_VERSION") || return 1
+	x=$(mktemp -d) || return 1
+	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" "./boot/vmlinuz-$KERNEL_RELEASE" ||
+		{ rm -rf "$x"; die "$t: no vmlinuz in $deb"; }
+	for magic in 'fd377a585a00:xz -dc' '28b52ffd:zstd -dc' '1f8b08:gzip -dc'; do
+		unpack=${magic#*:}
+		off=$(od -An -v -tx1 -w1 "$x/boot/vmlinuz-$KERNEL_RELEASE" | tr -d ' \n' |
+			grep -bo "${magic%%:*}" | head -1 | cut -d: -f1)
+		[ -n "$off" ] || continue
+		tail -c +$((off / 2 + 1)) "$x/boot/vmlinuz-$KERNEL_RELEASE" | $unpack 2>/dev/null >"$x/vmlinux"
+		[ "$(head -c 4 "$x/vmlinux" | od -An -tx1 | tr -d ' ')" = 7f454c46 ] && break
+	done
+	if ! objcopy --only-section=.BTF "$x/vmlinux" "$out" 2>/dev/null; then
+		rm -rf "$x"
+		die "$t: no BTF found in the vmlinuz of $deb"
+	fi
+	rm -rf "$x"
+}
+
 # headers TARGET: Debian's headers of TARGET's kernel, unpacked (prints the build directory)
 headers() {
 	local t=$1 root x pkg deb KERNEL_RELEASE HEADERS_PACKAGES HEADERS_VERSION
@@ -139,8 +166,13 @@ headers() {
 		mv "$x" "$root" || die "$t: cannot write $root"
 		# the per-flavour Makefile includes the common one by its installed path
 		sed -i "s|^include /usr/src/|include $root/usr/src/|" \
-			"$root/usr/src/linux-headers-$KERNEL_RELEASE/Makefile" &&
-			touch "$root/.complete" || die "$t: unexpected layout of $HEADERS_PACKAGES"
+			"$root/usr/src/linux-headers-$KERNEL_RELEASE/Makefile" ||
+			die "$t: unexpected layout of $HEADERS_PACKAGES"
+		# module BTF is encoded against the kernel's: 6.12's headers have it, 6.1's not
+		if [ ! -f "$root/usr/src/linux-headers-$KERNEL_RELEASE/vmlinux" ]; then
+			vmlinux_btf "$t" "$root/usr/src/linux-headers-$KERNEL_RELEASE/vmlinux" || return 1
+		fi
+		touch "$root/.complete"
 	fi
 	echo "$root/usr/src/linux-headers-$KERNEL_RELEASE"
 }
@@ -151,7 +183,7 @@ modules_dir() {
 	# shellcheck disable=SC1090
 	. "$PATCHES/$t/target.conf"
 	key=$({
-		echo "$SOURCE_VERSION $HEADERS_VERSION kbuild-1"
+		echo "$SOURCE_VERSION $HEADERS_VERSION kbuild-2"
 		cat "$PATCHES/$t/series"
 		for p in $(series "$t"); do cat "$p"; done
 	} | sha256sum | cut -c1-16)
@@ -160,8 +192,9 @@ modules_dir() {
 
 # build TARGET: the patched KVM modules (prints their folder)
 build() {
-	local t=$1 src hdr out work p sv hv SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE
+	local t=$1 src hdr out work p sv hv SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE resolve
 	command -v pahole >/dev/null || die "$t: pahole is not installed (module BTF; sudo make deps)"
+	command -v readelf >/dev/null || die "$t: readelf is not installed (binutils)"
 	src=$(tree "$t") || return 1
 	hdr=$(headers "$t") || return 1
 	# shellcheck disable=SC1090
@@ -187,16 +220,34 @@ build() {
 	sed -i 's|-I $(srctree)/arch/x86/kvm|-I $(src) -I $(src)/../../../include/trace|;
 		s|include $(srctree)/virt/kvm/Makefile.kvm|include $(src)/../../../virt/kvm/Makefile.kvm|' \
 		"$work/arch/x86/kvm/Makefile"
+	# 6.1's kbuild package has no resolve_btfids: KVM's modules need none (no
+	# .BTF_ids section, checked below), so it is not run there
+	resolve=()
+	[ -x "$hdr/tools/bpf/resolve_btfids/resolve_btfids" ] || resolve=(RESOLVE_BTFIDS=true)
 	echo "kernel-patches: $t: building kvm.ko, kvm-amd.ko, kvm-intel.ko for $KERNEL_RELEASE" >&2
 	if ! make -s -C "$hdr" M="$work/arch/x86/kvm" CONFIG_KVM=m CONFIG_KVM_AMD=m CONFIG_KVM_INTEL=m \
-		-j"$(nproc)" modules >"$work/build.log" 2>&1; then
+		"${resolve[@]}" -j"$(nproc)" modules >"$work/build.log" 2>&1; then
 		tail -5 "$work/build.log" >&2
 		rm -rf "$work"
 		die "$t: the build failed"
 	fi
+	for p in "$work"/arch/x86/kvm/*.ko; do
+		if ! readelf -S "$p" | grep -q ' \.BTF '; then
+			rm -rf "$work"
+			die "$t: ${p##*/} has no BTF (kvmmmu needs module BTF)"
+		fi
+		if [ ${#resolve[@]} -gt 0 ] && readelf -S "$p" | grep -q '\.BTF_ids'; then
+			rm -rf "$work"
+			die "$t: ${p##*/} has BTF ids to resolve, and this kbuild has no resolve_btfids"
+		fi
+	done
 	mkdir -p "$out.x" && cp "$work"/arch/x86/kvm/*.ko "$out.x/" && rm -rf "$out" && mv "$out.x" "$out" &&
 		touch "$out/.complete" || die "$t: cannot write $out"
 	rm -rf "$work"
+	# the builds of this target's earlier series go (about 40 MB each)
+	for p in "$CACHE/modules/$t-$KERNEL_RELEASE"-*; do
+		[ "$p" = "$out" ] || rm -rf "$p"
+	done
 	echo "$out"
 }
 

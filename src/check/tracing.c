@@ -276,8 +276,8 @@ void check_carried(struct check_state *st)
 	free(fmt);
 	if (tracefs_has_event("kvmmmu", "kvm_mmu_page_fault_done"))
 		report_item("kvm_mmu_page_fault_done event", "yes",
-			    "every counted fault's outcome and duration in one event (kvmmmu does "
-			    "not read it yet: tracepoint mode still infers outcomes)");
+			    "every counted fault's outcome and duration in one event: kvmmmu's "
+			    "tracepoint mode counts outcomes from it and times whole faults");
 	else
 		report_item("kvm_mmu_page_fault_done event", "no",
 			    "tracepoint mode infers outcomes from the other events and has no "

@@ -37,6 +37,7 @@ static int fill_facts(const struct session *s, struct snapshot *snap)
 	const struct mmu_extras *x = &s->extras;
 
 	snap->func_mode = c->func_mode;
+	snap->done_event = c->done_event;
 	snap->ret_pf.source = c->ret_pf.source;
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++)
 		if (c->ret_pf.name[r] && !(snap->ret_pf.name[r] = strdup(c->ret_pf.name[r])))

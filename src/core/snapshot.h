@@ -22,7 +22,8 @@ struct snapshot {
 	__u64 traced_ns; /* how long counting had run then (0: not known, as in CSV v1) */
 	struct model m;
 	/* how the figures were had */
-	bool func_mode; /* outcomes from function return values, not tracepoints */
+	bool func_mode;	 /* outcomes from function return values, not tracepoints */
+	bool done_event; /* ... from kvmmmu:kvm_mmu_page_fault_done (kernel-patches/) */
 	struct ret_pf_table ret_pf;
 	bool hist_available[KVMMMU_N_HISTS];
 	const char *hist_why[KVMMMU_N_HISTS]; /* why not (static text) */

@@ -71,8 +71,9 @@ void render_probe_header(FILE *f, const struct snapshot *snap)
 	fprintf(f, "Probes:");
 	print_attached(f, snap->probes, snap->n_probes, &sep);
 	fprintf(f, "\nOutcomes from: %s; RET_PF_* from %s\n",
-		snap->func_mode ? "function return values"
-				: "tracepoints (SPTE requested -> set = fixed, none = spurious)",
+		snap->func_mode	   ? "function return values"
+		: snap->done_event ? "the kvm_mmu_page_fault_done tracepoint (kernel-patches/)"
+				   : "tracepoints (SPTE requested -> set = fixed, none = spurious)",
 		snap->ret_pf.source == RET_PF_FROM_BTF ? "BTF" : "the tracefs format");
 	if (snap->sample_every > 1)
 		fprintf(f,
@@ -489,8 +490,8 @@ static void render_blind_spot(FILE *f, const struct model *m, const struct snaps
 {
 	__u64 faults = 0, exits = 0;
 
-	if (snap->func_mode)
-		return;
+	if (snap->func_mode || snap->done_event)
+		return; /* every fault has an event that ends it */
 	for (size_t i = 0; i < m->n_vms; i++) {
 		faults += m->vms[i].total.counters[KVMMMU_FAULTS];
 		exits += m->vms[i].total.counters[KVMMMU_PF_EXITS];

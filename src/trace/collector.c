@@ -22,21 +22,24 @@
 static const struct {
 	const char *group, *event;
 	bool optional;
+	bool patched; /* only kernels with kernel-patches/ have it; used in tracepoint mode */
 } tracepoints[] = {
-	{"kvmmmu", "kvm_mmu_pagetable_walk", false},
-	{"kvmmmu", "kvm_mmu_walker_error", false},
-	{"kvmmmu", "kvm_mmu_spte_requested", false},
-	{"kvmmmu", "kvm_mmu_set_spte", false},
-	{"kvmmmu", "fast_page_fault", false},
-	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false},
-	{"kvmmmu", "handle_mmio_page_fault", false},
-	{"kvmmmu", "mark_mmio_spte", false},
-	{"kvmmmu", "kvm_mmu_paging_element", true},
-	{"kvm", "kvm_page_fault", false},
+	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false},
+	{"kvmmmu", "kvm_mmu_walker_error", false, false},
+	{"kvmmmu", "kvm_mmu_spte_requested", false, false},
+	{"kvmmmu", "kvm_mmu_set_spte", false, false},
+	{"kvmmmu", "fast_page_fault", false, false},
+	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false},
+	{"kvmmmu", "handle_mmio_page_fault", false, false},
+	{"kvmmmu", "mark_mmio_spte", false, false},
+	{"kvmmmu", "kvm_mmu_paging_element", true, false},
+	/* every counted fault's outcome and duration, where kernel-patches/ adds it */
+	{"kvmmmu", "kvm_mmu_page_fault_done", false, true},
+	{"kvm", "kvm_page_fault", false, false},
 	/* end the faults of page-fault exits that requested no SPTE (tracepoint model) */
-	{"kvm", "kvm_emulate_insn", false},
-	{"kvm", "kvm_userspace_exit", false},
-	{"sched", "sched_process_exit", false}, /* frees exited threads' entries */
+	{"kvm", "kvm_emulate_insn", false, false},
+	{"kvm", "kvm_userspace_exit", false, false},
+	{"sched", "sched_process_exit", false, false}, /* frees exited threads' entries */
 };
 
 /*
@@ -259,14 +262,27 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 		p->group = tracepoints[i].group;
 		p->optional = tracepoints[i].optional;
 		p->wanted = !p->optional || c->opts.walk_hist;
-		p->kind = !p->wanted ? ATTACH_NONE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
-		if (!p->wanted)
+		if (tracepoints[i].patched && outcome_funcs) {
+			p->wanted = false; /* the function probes give outcome and duration */
+			snprintf(p->why, sizeof(p->why),
+				 "not needed: function probes give outcomes");
+		} else if (tracepoints[i].patched &&
+			   !tracefs_has_event(tracepoints[i].group, tracepoints[i].event)) {
+			p->wanted = false;
+			snprintf(p->why, sizeof(p->why),
+				 "not in this kernel (kernel-patches/ adds it)");
+		} else if (!p->wanted) {
 			snprintf(p->why, sizeof(p->why), "off (costs an event per guest PTE)");
+		}
+		p->kind = !p->wanted ? ATTACH_NONE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
+		if (tracepoints[i].patched && p->wanted)
+			c->done_event = true;
 		set_autoload(c, p->name, "btf", p->kind == ATTACH_TP_BTF);
 		set_autoload(c, p->name, "raw", p->kind == ATTACH_RAW_TP);
 	}
 	c->func_mode = outcome_funcs;
 	ro->func_mode = outcome_funcs;
+	ro->done_event = c->done_event;
 	ro->filter_pids = c->opts.filter_pids;
 	ro->ret_pf_fixed = ret_pf_value(&c->ret_pf, "fixed");
 	ro->ret_pf_spurious = ret_pf_value(&c->ret_pf, "spurious");
@@ -646,8 +662,10 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 {
 	switch (hist) {
 	case KVMMMU_HIST_FAULT:
-		*why = "needs kvm_mmu_page_fault (fentry or kprobe)";
-		return attached(c, "kvm_mmu_page_fault");
+		*why = "needs kvm_mmu_page_fault (fentry or kprobe), or the "
+		       "kvm_mmu_page_fault_done "
+		       "tracepoint of kernel-patches/";
+		return attached(c, "kvm_mmu_page_fault") || attached(c, "kvm_mmu_page_fault_done");
 	case KVMMMU_HIST_FAST:
 		*why = "needs a page-fault handler probe and the fast_page_fault tracepoint";
 		return attached(c, "fast_page_fault") && (attached(c, "kvm_tdp_page_fault"));

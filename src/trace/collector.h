@@ -95,7 +95,8 @@ struct collector {
 	struct ret_pf_table ret_pf;
 	struct probe_status probes[COLLECTOR_MAX_PROBES];
 	size_t n_probes;
-	bool func_mode; /* outcomes come from function probes */
+	bool func_mode;	 /* outcomes come from function probes */
+	bool done_event; /* ... or from kvmmmu:kvm_mmu_page_fault_done (kernel-patches/) */
 	struct bpf_link *links[COLLECTOR_MAX_LINKS];
 	size_t n_links;
 	struct kprobes kprobes;		      /* every object's kprobes and kretprobes */

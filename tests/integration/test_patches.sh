@@ -33,6 +33,10 @@ for t in $(cd "$TOOLS/../../kernel-patches" && ls -d -- */ | tr -d /); do
 		done
 		check "patches/$t/kvm.ko-has-the-event" "no kvm_mmu_page_fault_done in kvm.ko" \
 			grep -q kvm_mmu_page_fault_done "$mods/kvm.ko"
+		for m in kvm kvm-amd; do
+			check "patches/$t/$m.ko-has-btf" "no .BTF section: kvmmmu needs module BTF" \
+				eval 'readelf -S "$mods/$m.ko" | grep -q " \.BTF "'
+		done
 	fi
 	for p in "$TOOLS/../../kernel-patches/$t"/*.patch; do
 		name=${p##*/}

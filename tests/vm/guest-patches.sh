@@ -4,8 +4,9 @@
 # in place of the stock ones: the kernel takes them (unsigned, out of tree:
 # a taint), kvmmmu-check sees what they add, and kvmmmu:kvm_mmu_page_fault_done
 # gives one event per fault KVM counts, with its outcome: per vCPU, events
-# equal pf_taken, their "fixed" and "spurious" pf_fixed and pf_spurious.
-# Then the stock modules go back.
+# equal pf_taken, their "fixed" and "spurious" pf_fixed and pf_spurious;
+# kvmmmu-hist in tracepoint mode counts from it, exactly, and times every
+# fault. Then the stock modules go back.
 if want patches; then
 	g=patches
 	if [ ! -f /kvmmmu/patched/kvm.ko ]; then
@@ -52,6 +53,17 @@ if want patches; then
 			$T/patches-events.txt)
 		info "$g: mean fault duration from kvm_mmu_page_fault_done: $d ns"
 		check $g/durations "mean $d ns" gt0 "$d"
+		# kvmmmu in tracepoint mode counts with the event: exact outcomes, whole faults timed
+		traced $g/hist-tracepoint patches-hist --probe-mode tracepoint -- --shared --dirty-log 1
+		check $g/hist-tracepoint/outcomes-from-event "$(grep '^Outcomes from' $T/patches-hist.out)" \
+			grep -q '^Outcomes from: the kvm_mmu_page_fault_done tracepoint' $T/patches-hist.out
+		agree $g/hist-tracepoint $T/patches-hist.csv $T/patches-hist-load.csv
+		outcomes $g/hist-tracepoint $T/patches-hist.csv
+		for v in 0 1; do
+			f=$(val $T/patches-hist.csv bpf faults $v)
+			n=$(val $T/patches-hist.csv bpf fault_ns_count $v)
+			check "$g/hist-tracepoint/vcpu$v-fault_ns-one-per-fault" "fault_ns samples $n, faults $f" eq "$n" "$f"
+		done
 		rmmod kvm_amd kvm
 		modprobe kvm_amd
 		check $g/stock-modules-back "$(modinfo -F filename kvm 2>&1)" test -c /dev/kvm
