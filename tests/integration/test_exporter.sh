@@ -118,8 +118,10 @@ check exporter/help-type-once "$(grep '^# TYPE' "$TMP/scrape1" | sort | uniq -d 
 	eval 'test -z "$(grep "^# TYPE" "$TMP/scrape1" | sort | uniq -d)"'
 
 # --- every dashboard panel's and rule's query returns data from this Prometheus:
-# a VM running (rates), and one that has turned dirty logging on and off (annotations)
-"$LOAD" --name exp-toggle --vcpus 1 --mem 64M --dirty-log 6 >/dev/null 2>&1
+# a VM running (rates), and one that turns dirty logging on, keeps it on
+# for a few scrapes, and off (annotations: a change Prometheus has seen)
+"$LOAD" --name exp-toggle --vcpus 1 --mem 16M --dirty-log 1 --duration 3 >/dev/null 2>&1
+until_true 20 has_data 'changes(kvmmmu_dirty_log_toggle_duration_seconds_count{vm="exp-toggle"}[1m]) > 0'
 until_true 20 has_data 'rate(kvmmmu_page_faults_total{vm="exp-live"}[1m]) > 0'
 sleep 3 # a few scrapes of the running VM: rates need two
 curl -s "$URL/metrics" >"$TMP/scrape2"
