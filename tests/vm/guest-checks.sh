@@ -457,12 +457,25 @@ if want tdp-ab; then
 	kvmmmu-diff "N1=${n#,}" "N2=${m#,}" >$T/aa-diff.txt 2>&1
 	emit $T/aa-diff.txt aa-diff.txt
 	tested=$(sed -n 's/^\([0-9]*\) rows tested.*/\1/p' $T/aa-diff.txt)
-	flagged=$(grep -c ' (p=0\.0[0-4][0-9]* n=4+4)' $T/aa-diff.txt)
+	# flagged rows that matter: p < 0.05 and a change of 1% or more. Fault
+	# counts are nearly fixed (pages + 1 per vCPU, give or take the odd
+	# prefetch): two faults moving between vCPUs in every odd run and none
+	# of the even ones is a real, consistent difference the U test rightly
+	# calls, 0.1% of the count, and it drags every row derived from those
+	# counts with it (seen once in CI, about 3% likely by chance).
+	# big_flags FILE: the rows flagged with a change of 1% or more
+	big_flags() {
+		awk '/ \(p=0\.0[0-4][0-9]* n=4\+4\)/ {
+			for (i = 2; i <= NF; i++) if ($i ~ /^\(p=/) { c = $(i - 1); break }
+			gsub(/[+%-]/, "", c)
+			if (c + 0 >= 1) print }' "$1"
+	}
+	flagged=$(big_flags $T/aa-diff.txt | wc -l)
 	check $g/aa-faults-not-flagged "$(awk '/^VM tdp-ab$/ { v = 1; next } v && $1 == "faults" { print; exit }' $T/aa-diff.txt)" \
-		eval 'awk "/^VM tdp-ab\$/ { v = 1; next } v && \$1 == \"faults\" { exit !/~/ }" $T/aa-diff.txt'
-	check $g/aa-flags-at-most-alpha "$flagged of $tested rows flagged" \
+		eval '! big_flags $T/aa-diff.txt | grep -q "^  faults "'
+	check $g/aa-flags-at-most-alpha "$flagged of $tested rows flagged by 1% or more: $(big_flags $T/aa-diff.txt | head -5 | tr -s ' ')" \
 		eval '[ -n "$tested" ] && [ "$flagged" -le $((tested / 20 + 2)) ]'
-	info "$g: N vs N flagged $flagged of $tested rows"
+	info "$g: N vs N flagged $(grep -c ' (p=0\.0[0-4][0-9]* n=4+4)' $T/aa-diff.txt) of $tested rows, $flagged by 1% or more"
 fi
 
 # ---- qemu: a real QEMU guest, traced as the README shows (tests/vm/guest-qemu.sh)
