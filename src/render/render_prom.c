@@ -1,11 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <linux/kvm.h>
 
 #include "render_prom.h"
 
@@ -239,6 +236,10 @@ static void faults(struct ctx *x)
 {
 	const struct snapshot *s = x->snap;
 
+	bool shown[KVMMMU_RET_PF_SLOTS];
+
+	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++)
+		shown[r] = result_shown(s, r);
 	prom_family(x->w, "kvmmmu_page_faults_total", PROM_COUNTER,
 		    "KVM MMU page faults by the path that ended them and their RET_PF_* outcome "
 		    "(summed over a VM: KVM's pf_taken)");
@@ -249,7 +250,7 @@ static void faults(struct ctx *x)
 							 {"path", kvmmmu_fault_path_names[p]},
 							 {"result", s->ret_pf.name[r]}};
 
-				if (result_shown(s, r))
+				if (shown[r])
 					prom_u64(x->w, l, 3, s->m.vms[i].total.outcomes[p][r]);
 			}
 	if (!x->o->collector[PROM_PER_VCPU])
@@ -270,7 +271,7 @@ static void faults(struct ctx *x)
 							 {"vcpu", vcpu},
 							 {"result", s->ret_pf.name[r]}};
 
-				if (result_shown(s, r))
+				if (shown[r])
 					prom_u64(x->w, l, 3, vm->rows[k].f.ret_pf[r]);
 			}
 		}
@@ -450,80 +451,6 @@ static void mmu_events(struct ctx *x)
 	dirty_log(x);
 }
 
-/* ---- KVM's own statistics ---- */
-
-/* Whether NAME (of TYPE) already had a family: the VM's and the vCPUs' names can meet. */
-static bool kvm_seen(char seen[][96], size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(seen[i], name))
-			return true;
-	return false;
-}
-
-#define KVM_MAX_FAMILIES 160
-
-/* One of KVM's statistics (descriptor D) as a family, for every VM that has it. */
-static void kvm_family(struct ctx *x, const struct kvm_stat_desc_info *d, bool vcpu)
-{
-	const struct snapshot *s = x->snap;
-	uint32_t type = d->flags & KVM_STATS_TYPE_MASK;
-	bool counter = type == KVM_STATS_TYPE_CUMULATIVE;
-	bool seconds = (d->flags & KVM_STATS_UNIT_MASK) == KVM_STATS_UNIT_SECONDS;
-	double scale = seconds ? pow(10, d->exponent) : 1;
-	char name[160], help[200];
-	size_t len = strlen(d->name);
-
-	if (seconds && len > 3 && !strcmp(d->name + len - 3, "_ns"))
-		len -= 3;
-	snprintf(name, sizeof(name), "kvmmmu_kvm_stat_%.*s%s%s", (int)len, d->name,
-		 seconds ? "_seconds" : "", counter ? "_total" : "");
-	snprintf(help, sizeof(help), "KVM's %s statistic %s%s", kvm_stats_type_name(d->flags),
-		 d->name, vcpu ? ", the VM's vCPUs summed" : "");
-	prom_family(x->w, name, counter ? PROM_COUNTER : PROM_GAUGE, help);
-	for (size_t i = 0; i < s->m.n_vms; i++) {
-		const struct vm_stats *v = snapshot_kvm(s, s->m.vms[i].pid);
-		struct prom_label l[] = {{"vm", x->vm[i].text}};
-		uint64_t value;
-
-		if (!v || (vcpu ? vm_stats_sum(v, d->name, &value)
-				: vm_stats_get(v, -1, d->name, &value)))
-			continue;
-		if (seconds)
-			prom_double(x->w, l, 1, (double)value * scale);
-		else
-			prom_u64(x->w, l, 1, value);
-	}
-}
-
-static void kvm_stats(struct ctx *x)
-{
-	char seen[KVM_MAX_FAMILIES][96]; /* names: the VM's and vCPUs' may overlap */
-	const struct snapshot *s = x->snap;
-	size_t n_seen = 0;
-
-	/* every statistic any VM has: VMs of one kernel have the same set */
-	for (size_t i = 0; i < s->n_kvm; i++) {
-		const struct vm_stats *v = &s->kvm[i];
-		const struct kvm_stats *sets[2] = {v->have_vm ? &v->vm : NULL,
-						   v->n_vcpus && !v->vcpu_sums ? &v->vcpus[0].stats
-									       : NULL};
-
-		if (!model_find_vm(&s->m, v->pid))
-			continue;
-		for (int k = 0; k < 2; k++)
-			for (size_t j = 0; sets[k] && j < sets[k]->n_desc; j++) {
-				const struct kvm_stat_desc_info *d = &sets[k]->desc[j];
-
-				if (d->size != 1 || n_seen == KVM_MAX_FAMILIES ||
-				    kvm_seen(seen, n_seen, d->name) || strlen(d->name) >= 96)
-					continue; /* histograms: not here */
-				snprintf(seen[n_seen++], sizeof(seen[0]), "%s", d->name);
-				kvm_family(x, d, k == 1 || v->vcpu_sums);
-			}
-	}
-}
-
 /* ---- VMs and the exporter's own ---- */
 
 static void vm_info(struct ctx *x)
@@ -615,8 +542,17 @@ void render_prom(struct prom_writer *w, const struct snapshot *snap, const struc
 		mmu_lock(&x);
 	if (o->collector[PROM_MMU_EVENTS] && snap->events_ok)
 		mmu_events(&x);
-	if (o->collector[PROM_KVM_STATS])
-		kvm_stats(&x);
+	if (o->collector[PROM_KVM_STATS]) {
+		const char **labels = calloc(snap->m.n_vms ? snap->m.n_vms : 1, sizeof(*labels));
+
+		for (size_t i = 0; labels && i < snap->m.n_vms; i++)
+			labels[i] = x.vm[i].text;
+		if (labels)
+			render_prom_kvm_stats(w, snap, labels);
+		else if (!w->err)
+			w->err = -ENOMEM;
+		free(labels);
+	}
 	probes(&x);
 	dropped(&x);
 	free(x.vm);

@@ -59,6 +59,10 @@ void prom_state_free(struct prom_state *st);
 /* Whether collector C has figures in SNAP (kvmmmu_scrape_collector_success). */
 bool prom_collector_ok(const struct snapshot *snap, enum prom_collector c);
 
+/* KVM's statistics of SNAP's VMs into W, labelled VM[i] (render_prom_kvm.c). */
+void render_prom_kvm_stats(struct prom_writer *w, const struct snapshot *snap,
+			   const char *const *vm);
+
 /*
  * SNAP's families into W: the VMs' (per the collectors of O), their info,
  * which probes attached, what was dropped. Errors stay in W (prom_finish).
