@@ -80,7 +80,7 @@ agree dirty-log "$TMP/h2.csv" "$TMP/l2.csv" "$pid" 2
 # --- colliding faults: both vCPUs write the same pages at once (--shared), so
 # one's fault often finds the SPTE the other just set: spurious faults, still
 # exact per vCPU (the shadow MMU traces no SPTE for them)
-"$HIST" --per-vcpu --csv "$TMP/h8.csv" -- "$LOAD" --vcpus 2 --mem 32M --shared --dirty-log 2 \
+"$HIST" --per-vcpu --csv "$TMP/h8.csv" -- "$LOAD" --vcpus 2 --mem 32M --shared --dirty-log 3 \
 	--csv "$TMP/l8.csv" >"$TMP/h8.out" 2>&1
 pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l8.csv")
 agree shared "$TMP/h8.csv" "$TMP/l8.csv" "$pid" 2
