@@ -261,6 +261,8 @@ void check_carried(struct check_state *st)
 	char *fmt = tracefs_read_format("kvmmmu", "fast_page_fault");
 	enum ksym_state recover = ksym_lookup(NULL, "kvm_tdp_mmu_recover_huge_pages");
 	enum ksym_state zap = ksym_lookup(NULL, "kvm_tdp_mmu_zap_collapsible_sptes");
+	enum ksym_state update_root = ksym_lookup(NULL, "kvm_mmu_update_root");
+	enum ksym_state reset = ksym_lookup(NULL, "kvm_mmu_reset_context");
 
 	(void)st;
 	report_heading("Changes kernel-patches/ carries (from tracefs and kallsyms)");
@@ -285,7 +287,8 @@ void check_carried(struct check_state *st)
 	if (recover == KSYM_PRESENT)
 		report_item("huge pages recovered in place", "yes",
 			    "kvm_tdp_mmu_recover_huge_pages: turning dirty logging off keeps "
-			    "the mappings, no refault storm follows");
+			    "the mappings: the faults after it only restore write access, "
+			    "locklessly (pf_fast), instead of refaulting");
 	else if (zap != KSYM_ABSENT)
 		report_item(
 			"huge pages recovered in place", "no",
@@ -295,4 +298,17 @@ void check_carried(struct check_state *st)
 		report_item("huge pages recovered in place", "unknown",
 			    "neither kvm_tdp_mmu_recover_huge_pages nor "
 			    "kvm_tdp_mmu_zap_collapsible_sptes in kallsyms (KVM not loaded?)");
+	/* kvm_mmu_update_root() switches roots on a role change, where it exists */
+	if (update_root == KSYM_PRESENT)
+		report_item(
+			"MMU roots kept on role changes", "yes",
+			"kvm_mmu_update_root: a role change (CR0.WP under shadow paging, "
+			"CR4 paging bits, SMM) switches to a cached root; kvmmmu: root_unloads");
+	else if (reset != KSYM_ABSENT)
+		report_item("MMU roots kept on role changes", "no",
+			    "a role change unloads the vCPU's roots (upstream 01b31714bd90 spares "
+			    "CR0.WP with TDP); kvmmmu: root_unloads, root_loads (function probes)");
+	else
+		report_item("MMU roots kept on role changes", "unknown",
+			    "no kvm_mmu_reset_context in kallsyms (KVM not loaded?)");
 }

@@ -567,6 +567,11 @@ void session_forget(struct session *s, int pid)
 	malloc_trim(0);
 }
 
+void session_trim_timeline(struct session *s)
+{
+	s->timeline_seen -= mmu_extras_trim(&s->extras, s->timeline_seen);
+}
+
 void session_stop(struct session *s)
 {
 	stop_command(s);

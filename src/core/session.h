@@ -96,6 +96,12 @@ int session_facts(const struct session *s, struct snapshot *snap);
  * exporter). kvmmmu-hist keeps every VM for its summary.
  */
 void session_forget(struct session *s, int pid);
+/*
+ * Timeline events some snapshot already had as new go (each VM's latest
+ * stays), for callers that show each event once: otherwise a live VM's
+ * timeline grows for as long as it runs (the exporter, every scrape).
+ */
+void session_trim_timeline(struct session *s);
 /* KVM's counters: intervals start here. */
 void session_mark(struct session *s);
 bool session_is_traced(const struct session *s, int pid);

@@ -90,6 +90,8 @@ int exporter_scrape(struct exporter *e, char **body, size_t *len)
 		prom_state_forget(&e->prom, e->gone[i]);
 	}
 	e->n_gone = 0;
+	/* and so do the timeline events it showed: a VM's timeline grows while it runs */
+	session_trim_timeline(&e->s);
 	err = session_snapshot(&e->s, &snap, false);
 	if (!err) {
 		err = prom_state_update(&e->prom, &snap);

@@ -17,14 +17,15 @@ static const char usage[] =
 	"per 4 KiB page of their own memory, at CPL3, in 64-bit long mode.\n"
 	"\n"
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
-	"                   [--dirty-log ITERS] [--passes N]\n"
+	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
 	"                   [--duration SECS] [--thp] [--reclaim MS] [--thread-names STYLE]\n"
 	"                   [--name NAME] [--no-stats-fds] [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
 	"write passes, then ITERS passes with dirty logging on, each followed by\n"
-	"KVM_GET_DIRTY_LOG (and KVM_CLEAR_DIRTY_LOG when manual protection is available).\n"
+	"KVM_GET_DIRTY_LOG (and KVM_CLEAR_DIRTY_LOG when manual protection is available),\n"
+	"then --passes-after N write passes with dirty logging off again.\n"
 	"With --duration the last phase repeats until SECS have passed since the start.\n"
 	"KVM's binary statistics for every vCPU and for the VM are printed at exit,\n"
 	"also after Ctrl-C.\n"
@@ -38,10 +39,15 @@ static const char usage[] =
 	"      --guest-mode MODE  long (64-bit, default), pae, 32bit (2-level paging,\n"
 	"                         4 MiB pages) or nonpaging: which of KVM's fault\n"
 	"                         handlers the faults reach under shadow paging\n"
-	"                         (32-bit modes: test memory at 1 GiB, 2 GiB at most)\n"
+	"                         (32-bit modes: test memory at 1 GiB, 2 GiB at most);\n"
+	"                         or cr0wp: long mode at CPL0, turning CR0.WP off and\n"
+	"                         on around every store (2 MMU role changes a page)\n"
 	"      --dirty-log ITERS  write passes with dirty logging enabled (default 0)\n"
 	"      --passes N         write passes without dirty logging, populate included\n"
 	"                         (default 1)\n"
+	"      --passes-after N   write passes after dirty logging is turned off (with\n"
+	"                         --dirty-log; default 0): with --thp, the faults that\n"
+	"                         map huge again what the dirty log split\n"
 	"      --duration SECS    repeat the last phase until SECS have passed\n"
 	"      --reclaim MS       every MS ms, drop 1/8 of the test memory's pages\n"
 	"                         (MADV_DONTNEED), as host reclaim or a balloon does:\n"
@@ -80,6 +86,7 @@ enum {
 	OPT_GUEST_MODE,
 	OPT_DIRTY_LOG,
 	OPT_PASSES,
+	OPT_PASSES_AFTER,
 	OPT_DURATION,
 	OPT_THP,
 	OPT_RECLAIM,
@@ -96,6 +103,7 @@ static const struct option long_opts[] = {
 	{"mem", required_argument, NULL, OPT_MEM},
 	{"dirty-log", required_argument, NULL, OPT_DIRTY_LOG},
 	{"passes", required_argument, NULL, OPT_PASSES},
+	{"passes-after", required_argument, NULL, OPT_PASSES_AFTER},
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
@@ -206,6 +214,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			if (parse_count("--passes", optarg, 1, MAX_COUNT, &o->passes))
 				return -1;
 			break;
+		case OPT_PASSES_AFTER:
+			if (parse_count("--passes-after", optarg, 1, MAX_COUNT, &o->passes_after))
+				return -1;
+			break;
 		case OPT_DURATION:
 			if (parse_duration(optarg, &o->duration))
 				return -1;
@@ -228,7 +240,8 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_GUEST_MODE:
 			if (guest_mode_parse(optarg, &o->mode)) {
-				elog("--guest-mode '%s': expected long, pae, 32bit or nonpaging",
+				elog("--guest-mode '%s': expected long, pae, 32bit, nonpaging or "
+				     "cr0wp",
 				     optarg);
 				return -1;
 			}
@@ -274,7 +287,13 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 		elog("unexpected argument '%s' (see --help)", argv[optind]);
 		return -1;
 	}
-	if (o->mode != GUEST_LONG && (o->shared ? o->mem : o->mem * o->vcpus) > TEST_MAX_32) {
+	if (o->passes_after && !o->dirty_iters) {
+		elog("--passes-after: needs --dirty-log (passes after dirty logging is turned "
+		     "off)");
+		return -1;
+	}
+	if (!guest_mode_is_long(o->mode) &&
+	    (o->shared ? o->mem : o->mem * o->vcpus) > TEST_MAX_32) {
 		elog("--guest-mode %s: at most 2 GiB of test memory in all (below 4 GiB)",
 		     guest_mode_name(o->mode));
 		return -1;

@@ -8,6 +8,9 @@
  * long mode; --guest-mode picks 32-bit protected mode with PAE paging,
  * 2-level paging (4 MiB pages) or paging off, whose faults reach other page
  * fault handlers of KVM's shadow MMU (PVM hosts run long-mode code only).
+ * The one exception, cr0wp, runs at CPL0 because only CPL0 may write CR0:
+ * each toggle of CR0.WP is an MMU role change (where the kernel runs CPL0
+ * guest code natively, as on SVM and VMX; PVM emulates it).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -45,8 +48,10 @@
 
 #define SEL_USER_CODE (0x08 | 3)
 #define SEL_USER_DATA (0x10 | 3)
+#define SEL_KERNEL_CODE 0x28
+#define SEL_KERNEL_DATA 0x30
 #define SEL_TSS 0x18
-#define GDT_ENTRIES 5 /* null, code, data, TSS (two slots) */
+#define GDT_ENTRIES 7 /* null, user code, data, TSS (two slots), kernel code, data */
 
 #define PTE_P (1ULL << 0)
 #define PTE_RW (1ULL << 1)
@@ -73,12 +78,11 @@
 
 extern const char guest_code_start[], guest_code_end[];
 extern const char guest_code32_start[], guest_code32_end[];
+extern const char guest_code_cr0wp_start[], guest_code_cr0wp_end[];
 
 static const char *const mode_names[] = {
-	[GUEST_LONG] = "long",
-	[GUEST_PAE] = "pae",
-	[GUEST_32BIT] = "32bit",
-	[GUEST_NONPAGING] = "nonpaging",
+	[GUEST_LONG] = "long",		 [GUEST_PAE] = "pae",	  [GUEST_32BIT] = "32bit",
+	[GUEST_NONPAGING] = "nonpaging", [GUEST_CR0WP] = "cr0wp",
 };
 
 const char *guest_mode_name(enum guest_mode mode)
@@ -218,6 +222,14 @@ static const struct kvm_segment user_data = {
 	.g = 1,
 };
 
+/* cr0wp: the same flat segment at CPL0, under its own selector */
+static struct kvm_segment at_cpl0(struct kvm_segment seg, __u16 selector)
+{
+	seg.dpl = 0;
+	seg.selector = selector;
+	return seg;
+}
+
 /*
  * IOPL=3 in RFLAGS would be enough on VMX and SVM, but PVM runs the guest
  * with the hardware IOPL at 0 and drops the guest's on the first exit: the
@@ -239,23 +251,34 @@ void guest_build_memory(struct vm *vm)
 		.next_gpa = first_table_gpa(vm->nr_vcpus), /* the PML4 is fixed */
 		.limit = vm->sys_size,
 	};
-	bool long_mode = vm->mode == GUEST_LONG;
-	const char *code = long_mode ? guest_code_start : guest_code32_start;
-	size_t code_len = long_mode ? guest_code_end - guest_code_start
-				    : guest_code32_end - guest_code32_start;
+	const char *code = guest_code32_start;
+	size_t code_len = guest_code32_end - guest_code32_start;
 	uint64_t tables_gpa = first_table_gpa(vm->nr_vcpus);
+	struct kvm_segment kcode, kdata;
 
+	if (vm->mode == GUEST_LONG) {
+		code = guest_code_start;
+		code_len = guest_code_end - guest_code_start;
+	} else if (vm->mode == GUEST_CR0WP) {
+		code = guest_code_cr0wp_start;
+		code_len = guest_code_cr0wp_end - guest_code_cr0wp_start;
+	}
 	*(uint16_t *)(b.mem + TSS_GPA + 0x66) = TSS_IOMAP_BASE;
 	memset(b.mem + TSS_GPA + TSS_IOMAP_BASE, 0xff, TSS_LIMIT + 1 - TSS_IOMAP_BASE);
 	b.mem[TSS_GPA + TSS_IOMAP_BASE + LOAD_PORT / 8] &= ~(1u << (LOAD_PORT % 8));
 	gdt_set(b.mem, &user_code);
 	gdt_set(b.mem, &user_data);
 	gdt_set(b.mem, &tss);
+	kcode = at_cpl0(user_code, SEL_KERNEL_CODE);
+	kdata = at_cpl0(user_data, SEL_KERNEL_DATA);
+	gdt_set(b.mem, &kcode);
+	gdt_set(b.mem, &kdata);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		memcpy(b.mem + code_gpa(i), code, code_len);
 	/* Only slot 0 and the test memory are mapped: a stray access triple-faults. */
 	switch (vm->mode) {
 	case GUEST_LONG:
+	case GUEST_CR0WP:
 		pt_map_2m(&b, 0, tables_gpa);
 		pt_map_2m(&b, vm->test_gpa, vm->test_size);
 		break;
@@ -299,7 +322,9 @@ struct kvm_cpuid2 *guest_supported_cpuid(int kvm_fd)
 int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 {
 	enum guest_mode mode = v->vm->mode;
-	struct kvm_segment code = user_code;
+	bool cpl0 = mode == GUEST_CR0WP;
+	struct kvm_segment code = cpl0 ? at_cpl0(user_code, SEL_KERNEL_CODE) : user_code;
+	struct kvm_segment data = cpl0 ? at_cpl0(user_data, SEL_KERNEL_DATA) : user_data;
 	struct kvm_sregs sregs;
 	struct kvm_regs regs;
 
@@ -311,12 +336,12 @@ int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 		elog("vCPU %d: KVM_GET_SREGS: %s", v->id, strerror(errno));
 		return -1;
 	}
-	if (mode != GUEST_LONG) { /* a 32-bit code segment */
+	if (!guest_mode_is_long(mode)) { /* a 32-bit code segment */
 		code.l = 0;
 		code.db = 1;
 	}
 	sregs.cs = code;
-	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = user_data;
+	sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss = data;
 	sregs.tr = tss;
 	memset(&sregs.ldt, 0, sizeof(sregs.ldt));
 	sregs.ldt.unusable = 1;
@@ -328,10 +353,10 @@ int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 	sregs.cr0 = CR0_PE | CR0_NE | (mode == GUEST_NONPAGING ? 0 : CR0_WP | CR0_PG);
 	sregs.cr3 = PML4_GPA;
 	sregs.cr4 = mode == GUEST_32BIT ? CR4_PSE : mode == GUEST_NONPAGING ? 0 : CR4_PAE;
-	sregs.efer = mode == GUEST_LONG ? EFER_LME | EFER_LMA : 0;
+	sregs.efer = guest_mode_is_long(mode) ? EFER_LME | EFER_LMA : 0;
 	if (ioctl(v->fd, KVM_SET_SREGS, &sregs) < 0) {
-		elog("vCPU %d: KVM_SET_SREGS (%s mode, CPL3): %s", v->id, guest_mode_name(mode),
-		     strerror(errno));
+		elog("vCPU %d: KVM_SET_SREGS (%s mode, CPL%u): %s", v->id, guest_mode_name(mode),
+		     code.dpl, strerror(errno));
 		return -1;
 	}
 

@@ -29,4 +29,29 @@ guest_code_start:
 	jmp	1b
 guest_code_end:
 
+/*
+ * --guest-mode cr0wp, at CPL0 (same inputs): CR0.WP off before each store and
+ * on again after it. Each write to CR0 exits to KVM, and changes the MMU
+ * role: where the kernel unloads the MMU roots on a role change, each does.
+ */
+	.globl	guest_code_cr0wp_start
+	.globl	guest_code_cr0wp_end
+
+guest_code_cr0wp_start:
+1:	movq	%rdi, %rbx
+	movq	%rsi, %rcx
+	incb	%al
+	movq	%cr0, %r8
+2:	btrq	$16, %r8
+	movq	%r8, %cr0
+	movb	%al, (%rbx)
+	btsq	$16, %r8
+	movq	%r8, %cr0
+	addq	$4096, %rbx
+	decq	%rcx
+	jnz	2b
+	outb	%al, (%dx)
+	jmp	1b
+guest_code_cr0wp_end:
+
 	.section .note.GNU-stack, "", @progbits

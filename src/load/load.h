@@ -36,7 +36,13 @@ enum guest_mode {
 	GUEST_PAE,	 /* 32-bit protected mode, PAE paging: paging64_page_fault, PAE roots */
 	GUEST_32BIT,	 /* 32-bit protected mode, 2-level paging, 4 MiB pages: paging32 */
 	GUEST_NONPAGING, /* 32-bit protected mode, paging off: nonpaging_page_fault */
+	GUEST_CR0WP,	 /* long mode at CPL0, CR0.WP off and on around every store */
 };
+
+static inline bool guest_mode_is_long(enum guest_mode mode)
+{
+	return mode == GUEST_LONG || mode == GUEST_CR0WP;
+}
 
 #define EXIT_USAGE 2
 
@@ -51,9 +57,10 @@ struct load_opts {
 	uint64_t mem; /* bytes per vCPU; with shared, for all of them */
 	bool shared;  /* every vCPU writes the same pages, at once */
 	enum guest_mode mode;
-	unsigned int passes;	  /* write passes without dirty logging, populate included */
-	unsigned int dirty_iters; /* 0: no dirty logging */
-	double duration;	  /* seconds, 0: not timed */
+	unsigned int passes;	   /* write passes without dirty logging, populate included */
+	unsigned int dirty_iters;  /* 0: no dirty logging */
+	unsigned int passes_after; /* write passes after dirty logging is off */
+	double duration;	   /* seconds, 0: not timed */
 	bool thp;
 	bool no_stats_fds;	 /* open none: tools must find KVM's counters elsewhere */
 	unsigned int reclaim_ms; /* 0: no reclaim thread */

@@ -130,6 +130,8 @@ int top_refresh(struct top *t)
 	double dt;
 	int err;
 
+	/* no frame shows past timeline events: they would pile up while VMs run */
+	session_trim_timeline(&t->s);
 	err = session_snapshot(&t->s, &cur, false);
 	if (err)
 		return err;

@@ -484,6 +484,27 @@ size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before)
 	return gone_before;
 }
 
+size_t mmu_extras_trim(struct mmu_extras *x, size_t before)
+{
+	size_t n = x->n_timeline, kept = n, went = 0;
+
+	/* from the end: an old event stays when no later one is of its VM */
+	for (size_t i = n; i-- > 0;) {
+		bool keep = true;
+
+		for (size_t j = kept; i < before && keep && j < n; j++)
+			keep = x->timeline[j].ev.tgid != x->timeline[i].ev.tgid;
+		if (keep)
+			x->timeline[--kept] = x->timeline[i];
+		else
+			went++;
+	}
+	if (kept)
+		memmove(x->timeline, x->timeline + kept, (n - kept) * sizeof(*x->timeline));
+	x->n_timeline = n - kept;
+	return went;
+}
+
 void mmu_extras_close(struct mmu_extras *x)
 {
 	while (x->n_links)

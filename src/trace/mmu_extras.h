@@ -75,6 +75,11 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m);
  * BEFORE (the caller's index into the timeline moves back by as many).
  */
 size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before);
+/*
+ * The first BEFORE timeline events go, but each VM's latest event (the next
+ * one's faults_between counts from it). Returns how many went.
+ */
+size_t mmu_extras_trim(struct mmu_extras *x, size_t before);
 void mmu_extras_close(struct mmu_extras *x);
 const char *timeline_kind_str(__u32 kind);
 

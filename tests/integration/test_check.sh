@@ -184,6 +184,9 @@ want=no
 [ -d /sys/kernel/tracing/events/kvmmmu/kvm_mmu_page_fault_done ] && want=yes
 check "check/carried-page-fault-done-event-$want" "got: $(line_of 'kvm_mmu_page_fault_done event')" \
 	has_line "^  kvm_mmu_page_fault_done event +$want "
+if grep -q ' kvm_mmu_update_root$' /proc/kallsyms; then want=yes; else want=no; fi
+check "check/carried-mmu-roots-kept-$want" "got: $(line_of 'MMU roots kept on role changes')" \
+	has_line "^  MMU roots kept on role changes +$want "
 check "check/carried-enum-export" "got: $(line_of 'RET_PF_\* enum export')" \
 	has_line '^  RET_PF_\* enum export +(yes|no) '
 

@@ -37,13 +37,21 @@ check load/csv-vm-row "no VM-wide pages_4k row" test -n "$(csv_value "$TMP/pop.c
 check load/csv-populate_s "no populate_s row" test -n "$(csv_value "$TMP/pop.csv" load populate_s "")"
 
 # --- dirty logging: each of 2 iterations faults every page again
-"$LOAD" --vcpus 2 --mem 32M --dirty-log 2 --csv "$TMP/dl.csv" >"$TMP/dl.out" 2>&1 ||
+# (then 2 passes with it off: the last clear left every 4 KiB page
+# write-protected, so the first refaults them all, the second none)
+"$LOAD" --vcpus 2 --mem 32M --dirty-log 2 --passes-after 2 --csv "$TMP/dl.csv" >"$TMP/dl.out" 2>&1 ||
 	fail load/dirty-log-runs "exit $?: $(tail -1 "$TMP/dl.out")"
 for v in 0 1; do
 	taken=$(csv_value "$TMP/dl.csv" kvm_stats pf_taken $v)
-	check "load/dirty-log-vcpu$v-pf_taken" "pf_taken=$taken, expected $((3 * 8192 + K))" \
-		test "$taken" = $((3 * 8192 + K))
+	check "load/dirty-log-vcpu$v-pf_taken" "pf_taken=$taken, expected $((4 * 8192 + K))" \
+		test "$taken" = $((4 * 8192 + K))
 done
+n1=$(csv_value "$TMP/dl.csv" load after_pass_1_pf_taken "")
+n2=$(csv_value "$TMP/dl.csv" load after_pass_2_pf_taken "")
+check load/after-dirty-log-passes "after_pass_1_pf_taken=$n1 (expected 16384), after_pass_2_pf_taken=$n2 (expected 0)" \
+	test "$n1" = 16384 -a "$n2" = 0
+check load/after-dirty-log-pf_fast "no after_pass_1_pf_fast row" \
+	test -n "$(csv_value "$TMP/dl.csv" load after_pass_1_pf_fast "")"
 for i in 1 2; do
 	n=$(csv_value "$TMP/dl.csv" load "iteration_${i}_pf_taken" "")
 	check "load/dirty-log-iteration$i-refaults-all" "iteration $i faulted $n times, expected 16384" \
@@ -94,6 +102,16 @@ rc=$?
 check load/sigint-exit-0 "exit $rc" test $rc = 0
 check load/sigint-prints-stats "no pf_taken after Ctrl-C" grep -q '^pf_taken ' "$TMP/int.out"
 
+# --- --guest-mode cr0wp: long mode at CPL0, CR0.WP off and on around each
+# store; every vCPU still writes every page (here PVM emulates CPL0 code, so
+# those stores take no MMU faults; the VM harness counts the root unloads)
+"$LOAD" --vcpus 2 --mem 4M --passes 2 --guest-mode cr0wp --csv "$TMP/wp.csv" >"$TMP/wp.out" 2>&1
+rc=$?
+check load/cr0wp-runs "exit $rc: $(tail -2 "$TMP/wp.out")" test $rc = 0
+n=$(csv_value "$TMP/wp.csv" load cr0_wp_writes "")
+check load/cr0wp-writes "cr0_wp_writes=$n, expected $((2 * 2 * 1024 * 2))" test "$n" = $((2 * 2 * 1024 * 2))
+check load/cr0wp-says-mode "no 'Guest mode: cr0wp'" grep -q '^Guest mode: cr0wp$' "$TMP/wp.out"
+
 # --- bad input: one line on stderr, exit 2 (usage) or 1 (runtime)
 bad() {
 	local name=$1 want=$2
@@ -124,6 +142,8 @@ bad duration-past-cap 2 --duration 1e9
 bad csv-full 1 --csv /dev/full
 bad reclaim-zero 2 --reclaim 0
 bad reclaim-text 2 --reclaim often
+bad passes-after-without-dirty-log 2 --passes-after 1
+bad passes-after-zero 2 --dirty-log 1 --passes-after 0
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"

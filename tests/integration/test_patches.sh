@@ -33,6 +33,10 @@ for t in $(cd "$TOOLS/../../kernel-patches" && ls -d -- */ | tr -d /); do
 		done
 		check "patches/$t/kvm.ko-has-the-event" "no kvm_mmu_page_fault_done in kvm.ko" \
 			grep -q kvm_mmu_page_fault_done "$mods/kvm.ko"
+		# the huge-page patch renames what kvmmmu-check looks for
+		check "patches/$t/kvm.ko-recovers-huge-pages" "kvm.ko: $(nm "$mods/kvm.ko" | grep -o '[a-z_]*\(recover_huge_pages\|zap_collapsible_sptes\)' | sort -u | tr '\n' ' ')" \
+			eval 'nm "$mods/kvm.ko" | grep -q " T kvm_tdp_mmu_recover_huge_pages$" &&
+				! nm "$mods/kvm.ko" | grep -q " kvm_tdp_mmu_zap_collapsible_sptes$"'
 		for m in kvm kvm-amd; do
 			check "patches/$t/$m.ko-has-btf" "no .BTF section: kvmmmu needs module BTF" \
 				eval 'readelf -S "$mods/$m.ko" | grep -q " \.BTF "'

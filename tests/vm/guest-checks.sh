@@ -99,6 +99,8 @@ if want check; then
 	# 6.1 and 6.12 zap collapsible SPTEs when dirty logging is turned off (6.13 recovers in place)
 	check check/carried-huge-page-recovery-no "$(line_of $T/check-auto.out 'huge pages recovered in place')" \
 		eval 'line_of $T/check-auto.out "huge pages recovered in place" | grep -qE " no "'
+	check check/carried-mmu-roots-kept-no "$(line_of $T/check-auto.out 'MMU roots kept on role changes')" \
+		eval 'line_of $T/check-auto.out "MMU roots kept on role changes" | grep -qE " no "'
 	check check/carried-page-fault-done-event-no "$(line_of $T/check-auto.out 'kvm_mmu_page_fault_done event')" \
 		eval 'line_of $T/check-auto.out "kvm_mmu_page_fault_done event" | grep -qE " no "'
 	check check/carried-enum-export-yes "$(line_of $T/check-auto.out 'RET_PF_\* enum export')" \

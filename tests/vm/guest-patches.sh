@@ -7,6 +7,35 @@
 # equal pf_taken, their "fixed" and "spurious" pf_fixed and pf_spurious;
 # kvmmmu-hist in tracepoint mode counts from it, exactly, and times every
 # fault. Then the stock modules go back.
+# has_patch NAME: the patched modules' series carries a patch named NAME
+has_patch() { grep -q "$1" /kvmmmu/patched/series 2>/dev/null; }
+# runs SIDE NAME LOAD-ARGS...: 4 runs of kvmmmu-hist over kvmmmu-load, as
+# $T/NAME-SIDE-I.csv (-load.csv, .out), for kvmmmu-diff's 4 a side
+runs() {
+	local side=$1 name=$2 i
+	shift 2
+	for i in 1 2 3 4; do
+		traced $g/$name-$side-$i $name-$side-$i --label "$name-$side" -- "$@"
+	done
+}
+# diff_runs NAME: kvmmmu-diff, stock against patched, into $T/NAME-diff.txt
+diff_runs() {
+	kvmmmu-diff --all "stock=$T/$1-stock-1.csv,$T/$1-stock-2.csv,$T/$1-stock-3.csv,$T/$1-stock-4.csv" \
+		"patched=$T/$1-patched-1.csv,$T/$1-patched-2.csv,$T/$1-patched-3.csv,$T/$1-patched-4.csv" \
+		>$T/$1-diff.txt 2>&1
+	emit $T/$1-diff.txt
+}
+# reload_amd ARGS...: kvm_amd again (the stock one, or patched/kvm-amd.ko), with ARGS
+reload_amd() {
+	local ko=$1
+	shift
+	rmmod kvm_amd 2>/dev/null
+	if [ "$ko" = stock ]; then modprobe kvm_amd "$@"; else insmod "$ko" "$@"; fi
+}
+# the roots patch's workload: CR0.WP off and on around each of 2 x 256
+# stores per vCPU; under shadow paging (npt=0) CR0.WP is in the MMU role
+WP="--guest-mode cr0wp --mem 1M --passes 2"
+
 if want patches; then
 	g=patches
 	if [ ! -f /kvmmmu/patched/kvm.ko ]; then
@@ -14,11 +43,31 @@ if want patches; then
 	elif [ "$(modinfo -F vermagic /kvmmmu/patched/kvm.ko | cut -d' ' -f1)" != "$(uname -r)" ]; then
 		skip $g/all "the patched modules are for $(modinfo -F vermagic /kvmmmu/patched/kvm.ko | cut -d' ' -f1), this is $K"
 	else
+		# the huge-page recovery patch: a THP-backed workload whose dirty
+		# log splits its huge pages, then a pass after turning it off, on
+		# the TDP MMU; 4 runs on the stock modules here, 4 on the patched
+		case $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) in
+		*"[always]"* | *"[madvise]"*) hp="--mem 8M --thp --dirty-log 2 --passes-after 1" ;;
+		*) hp="" && skip $g/huge-pages "no transparent huge pages in this kernel" ;;
+		esac
+		check $g/stock-tdp_mmu-Y "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)" reload_kvm Y
+		# shellcheck disable=SC2086
+		[ -n "$hp" ] && has_patch Recover-TDP-MMU-huge-pages && runs stock hp $hp
+		if has_patch Keep-the-MMU-roots; then
+			# shellcheck disable=SC2086
+			runs stock roots-npt $WP
+			reload_amd stock npt=0
+			check $g/stock-npt-0 "npt=$(cat /sys/module/kvm_amd/parameters/npt)" \
+				grep -qx N /sys/module/kvm_amd/parameters/npt
+			# shellcheck disable=SC2086
+			runs stock roots-shadow $WP
+			reload_amd stock
+		fi
 		rmmod kvm_amd kvm 2>/dev/null
 		modprobe irqbypass 2>/dev/null
 		modprobe ccp 2>/dev/null # kvm-amd needs it (SEV)
 		taint0=$(cat /proc/sys/kernel/tainted)
-		insmod /kvmmmu/patched/kvm.ko >$T/insmod.out 2>&1 &&
+		insmod /kvmmmu/patched/kvm.ko tdp_mmu=Y >$T/insmod.out 2>&1 &&
 			insmod /kvmmmu/patched/kvm-amd.ko >>$T/insmod.out 2>&1
 		check $g/loaded "$(cat $T/insmod.out)" test -c /dev/kvm
 		taint=$(cat /proc/sys/kernel/tainted)
@@ -64,6 +113,70 @@ if want patches; then
 			n=$(val $T/patches-hist.csv bpf fault_ns_count $v)
 			check "$g/hist-tracepoint/vcpu$v-fault_ns-one-per-fault" "fault_ns samples $n, faults $f" eq "$n" "$f"
 		done
+		if [ -n "$hp" ] && has_patch Recover-TDP-MMU-huge-pages; then
+			check $g/check-sees-huge-page-recovery "$(line_of $T/patches-check.out 'huge pages recovered in place')" \
+				eval 'line_of $T/patches-check.out "huge pages recovered in place" | grep -qE " yes "'
+			# shellcheck disable=SC2086
+			runs patched hp $hp
+			for i in 1 2 3 4; do
+				for side in stock patched; do
+					f=$T/hp-$side-$i-load.csv
+					info "$g/hp-$side-$i: disabling dirty logging $(val $f load disable_dirty_logging_s "") s," \
+						"then $(val $f load after_pass_1_pf_taken "") faults," \
+						"$(val $f load after_pass_1_pf_fast "") of them fast"
+				done
+				# stock: the huge pages were zapped, and refault through the slow path
+				n=$(val $T/hp-stock-$i-load.csv load after_pass_1_pf_taken "")
+				k=$(val $T/hp-stock-$i-load.csv load after_pass_1_pf_fast "")
+				check $g/hp-stock-$i/refaults-after-disable "after_pass_1_pf_taken=$n, pf_fast=$k" \
+					eval 'gt0 "$n" && eq "$k" 0'
+				# patched: they stayed mapped, huge and write-protected (by the last
+				# clear): each fault after only restores write access, locklessly
+				n=$(val $T/hp-patched-$i-load.csv load after_pass_1_pf_taken "")
+				k=$(val $T/hp-patched-$i-load.csv load after_pass_1_pf_fast "")
+				check $g/hp-patched-$i/kept-mapped-after-disable "after_pass_1_pf_taken=$n, pf_fast=$k" \
+					eval 'gt0 "$n" && eq "$k" "$n"'
+			done
+			diff_runs hp
+		fi
+		if has_patch Keep-the-MMU-roots; then
+			check $g/check-sees-roots-kept "$(line_of $T/patches-check.out 'MMU roots kept on role changes')" \
+				eval 'line_of $T/patches-check.out "MMU roots kept on role changes" | grep -qE " yes "'
+			# shellcheck disable=SC2086
+			runs patched roots-npt $WP
+			reload_amd /kvmmmu/patched/kvm-amd.ko npt=0
+			check $g/patched-npt-0 "npt=$(cat /sys/module/kvm_amd/parameters/npt)" \
+				grep -qx N /sys/module/kvm_amd/parameters/npt
+			# shellcheck disable=SC2086
+			runs patched roots-shadow $WP
+			for i in 1 2 3 4; do
+				for r in roots-npt roots-shadow; do
+					for side in stock patched; do
+						f=$T/$r-$side-$i.csv
+						info "$g/$r-$side-$i: $(val $T/$r-$side-$i-load.csv load cr0_wp_writes "") CR0 writes," \
+							"root unloads $(val $f bpf root_unloads 0) + $(val $f bpf root_unloads 1)," \
+							"loads $(val $f bpf root_loads 0) + $(val $f bpf root_loads 1)"
+					done
+				done
+				# each vCPU wrote CR0 512 times a pass: under shadow paging the stock
+				# modules unload its roots at each, and the next entry loads a root
+				# again (kvm_mmu_load); the patched ones switch between two cached
+				# roots. (Counted at the loads: kvm_mmu_unload is inlined into
+				# kvm_mmu_reset_context, so its fentry probe sees none of these.)
+				for v in 0 1; do
+					n=$(val $T/roots-shadow-stock-$i.csv bpf root_loads $v)
+					check $g/roots-shadow-stock-$i/vcpu$v-reload-per-cr0-write "root_loads=$n, CR0 writes 1024" \
+						eval '[ "${n:-0}" -ge 1024 ]'
+					n=$(val $T/roots-shadow-patched-$i.csv bpf root_loads $v)
+					check $g/roots-shadow-patched-$i/vcpu$v-roots-kept "root_loads=$n, CR0 writes 1024" \
+						eval '[ -n "$n" ] && [ "$n" -le 4 ]'
+				done
+				# and the guest runs as before: every fault counted, as KVM counts it
+				agree $g/roots-shadow-patched-$i $T/roots-shadow-patched-$i.csv $T/roots-shadow-patched-$i-load.csv
+			done
+			diff_runs roots-shadow
+			diff_runs roots-npt
+		fi
 		rmmod kvm_amd kvm
 		modprobe kvm_amd
 		check $g/stock-modules-back "$(modinfo -F filename kvm 2>&1)" test -c /dev/kvm

@@ -193,7 +193,8 @@ make_initramfs() {
 	cp $VMDIR/guest-patches.sh "$r/kvmmmu/guest-patches.sh"
 	# KVM built from kernel-patches/, when the cache has it for this series
 	if mods=$("$VMDIR/../../scripts/kernel-patches.sh" built "$name" 2>/dev/null); then
-		mkdir -p "$r/kvmmmu/patched" && cp "$mods"/kvm.ko "$mods"/kvm-amd.ko "$r/kvmmmu/patched/"
+		mkdir -p "$r/kvmmmu/patched" && cp "$mods"/kvm.ko "$mods"/kvm-amd.ko "$r/kvmmmu/patched/" &&
+			cp "$VMDIR/../../kernel-patches/$name/series" "$r/kvmmmu/patched/series"
 	fi
 	cp $VMDIR/../tools/outcomes.awk "$r/kvmmmu/outcomes.awk"
 	cp $VMDIR/../../scripts/tdp-ab.sh "$r/kvmmmu/tdp-ab.sh"

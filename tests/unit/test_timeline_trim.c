@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mmu_extras_trim(): a live session's timeline keeps only what a snapshot has
+ * not shown yet, plus each VM's latest event (the next one's faults_between
+ * counts from it), in order.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "mmu_extras.h"
+
+/* A timeline of events of the VMs TGIDS, in order; wall is the position. */
+static void fill(struct mmu_extras *x, const __u32 *tgids, size_t n)
+{
+	memset(x, 0, sizeof(*x));
+	x->timeline = calloc(n ? n : 1, sizeof(*x->timeline));
+	assert_non_null(x->timeline);
+	x->cap_timeline = n;
+	x->n_timeline = n;
+	for (size_t i = 0; i < n; i++) {
+		x->timeline[i].ev.tgid = tgids[i];
+		x->timeline[i].wall = (double)i;
+	}
+}
+
+/* The positions (original indexes) of the events left. */
+static void expect(const struct mmu_extras *x, const int *want, size_t n)
+{
+	assert_int_equal(x->n_timeline, n);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal((int)x->timeline[i].wall, want[i]);
+}
+
+static void shown_events_go_but_each_vms_latest(void **state)
+{
+	const __u32 tgids[] = {10, 20, 10, 10, 30, 20, 10};
+	/* the first 5 were shown: 10's latest of those (3) goes, since 6 is newer;
+	 * 30's (4) stays (its only one); 20's 1 goes (5 is newer) */
+	const int want[] = {4, 5, 6};
+	struct mmu_extras x;
+
+	(void)state;
+	fill(&x, tgids, 7);
+	assert_int_equal(mmu_extras_trim(&x, 5), 4);
+	expect(&x, want, 3);
+	free(x.timeline);
+}
+
+static void latest_shown_event_of_a_quiet_vm_stays(void **state)
+{
+	const __u32 tgids[] = {10, 10, 20, 20};
+	const int want[] = {1, 3};
+	struct mmu_extras x;
+
+	(void)state;
+	fill(&x, tgids, 4);
+	/* everything shown: only each VM's latest is left, in order */
+	assert_int_equal(mmu_extras_trim(&x, 4), 2);
+	expect(&x, want, 2);
+	/* again: nothing more goes */
+	assert_int_equal(mmu_extras_trim(&x, 2), 0);
+	expect(&x, want, 2);
+	free(x.timeline);
+}
+
+static void nothing_shown_nothing_goes(void **state)
+{
+	const __u32 tgids[] = {10, 10, 10};
+	const int want[] = {0, 1, 2};
+	struct mmu_extras x;
+
+	(void)state;
+	fill(&x, tgids, 3);
+	assert_int_equal(mmu_extras_trim(&x, 0), 0);
+	expect(&x, want, 3);
+	free(x.timeline);
+	fill(&x, NULL, 0);
+	assert_int_equal(mmu_extras_trim(&x, 0), 0);
+	assert_int_equal(x.n_timeline, 0);
+	free(x.timeline);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(shown_events_go_but_each_vms_latest),
+		cmocka_unit_test(latest_shown_event_of_a_quiet_vm_stays),
+		cmocka_unit_test(nothing_shown_nothing_goes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
