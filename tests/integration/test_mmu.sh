@@ -126,4 +126,18 @@ check mmu/validate-unknown-pid "exit $rc: $(cat "$TMP/v.err")" \
 rc=$?
 check mmu/validate-bad-seconds "exit $rc: $(cat "$TMP/v.err")" \
 	test $rc = 2 -a "$(wc -l <"$TMP/v.err")" = 1
+
+# --- mmu_lock waits pair each contention_end with its own begin: driven with
+# BPF_PROG_TEST_RUN (tests/tools/lockpair.c), a wait for another lock nested
+# inside an mmu_lock wait (the qrwlock slow path's wait_lock) must not end it
+"$BUILD/tests/tools/lockpair" >"$TMP/lockpair.out" 2>&1
+rc=$?
+while read -r verdict name what; do
+	case $verdict in
+	PASS) pass "mmu/lockpair-${name%:}" ;;
+	FAIL) fail "mmu/lockpair-${name%:}" "$what" ;;
+	esac
+done <"$TMP/lockpair.out"
+check mmu/lockpair-ran "exit $rc: $(tail -2 "$TMP/lockpair.out")" \
+	eval 'test $rc = 0 && [ "$(grep -c "^PASS " "$TMP/lockpair.out")" = 4 ]'
 exit 0
