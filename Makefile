@@ -118,8 +118,8 @@ $(OUTPUT)/tests/test_web_config: tests/unit/test_web_config.c $(OUTPUT)/obj/expo
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) -Isrc/exporter $(CFLAGS) $^ -lcmocka -lyaml -lcrypt -o $@
 
-# lockpair runs the mmu_lock object's programs (BPF_PROG_TEST_RUN)
-$(OUTPUT)/tests/tools/lockpair: $(OUTPUT)/skel/mmu_lock.skel.h
+# bpfscenarios runs the BPF objects' programs (BPF_PROG_TEST_RUN)
+$(OUTPUT)/tests/tools/bpfscenarios: $(OUTPUT)/skel/mmu_lock.skel.h $(OUTPUT)/skel/faults.skel.h
 
 $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 	$(call msg,TEST-CC,$@)

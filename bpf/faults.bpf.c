@@ -245,7 +245,14 @@ static __always_inline int on_walk(__u64 addr)
 		return 0;
 	resolve_pending(s);
 	s->counters[KVMMMU_GUEST_WALKS]++;
-	s->st.exit_walked |= s->st.exit_pending;
+	/*
+	 * A shadow-paging fault walks the address its exit reported (CR2, or
+	 * an L2 GPA under nested EPT/NPT); a walk of another address before
+	 * the exit's fault shows is the emulator's (an instruction fetch, a
+	 * string I/O operand), which says nothing about that fault's path.
+	 */
+	if (s->st.exit_pending && (pf_exit_error_code_arg < 0 || addr == s->st.exit_addr))
+		s->st.exit_walked = 1;
 	/* the tracepoint model's faults start here; function probes' at kvm_mmu_page_fault */
 	s->st.walk_ts = (func_mode ? s->st.timed : start_timing(s)) ? bpf_ktime_get_ns() : 0;
 	s->st.walk_addr = addr;
@@ -534,37 +541,36 @@ static __always_inline void resolve_exit(struct kvmmmu_thread_stats *s, int ret)
 }
 
 /*
- * An exit with the reserved-bit error code hit an MMIO SPTE: kvm_mmu_page_fault()
- * gives it to handle_mmio_page_fault(), which emulates it (often from the
- * vCPU's MMIO cache, with no event at all) or retries it; KVM counts neither
- * in pf_taken. Only a stale MMIO SPTE becomes a fault, and that one requests
- * an SPTE, which counts it. The argument's index is a load-time constant, so
- * the verifier drops the read the running kernel cannot serve.
+ * kvm:kvm_page_fault's address and error code, the arguments just before
+ * and at pf_exit_error_code_arg, a load-time constant, so the verifier drops
+ * the reads the running kernel cannot serve. False when neither is known.
  */
-static __always_inline bool mmio_spte_exit(const u64 *ctx)
+static __always_inline bool pf_exit_args(const u64 *ctx, u64 *addr, u64 *error_code)
 {
-	u64 error_code;
+	u64 a, ec;
 
 	/*
-	 * One load with a fixed offset in each branch: written in C, clang folds
-	 * the two into ctx[index], a ctx access the verifier refuses.
+	 * Loads with a fixed offset in each branch: written in C, clang folds
+	 * them into ctx[index], a ctx access the verifier refuses.
 	 */
-	if (pf_exit_error_code_arg == 2)
-		asm volatile("%[ec] = *(u64 *)(%[ctx] + 16)"
-			     : [ec] "=r"(error_code)
-			     : [ctx] "r"(ctx));
-	else if (pf_exit_error_code_arg == 1)
-		asm volatile("%[ec] = *(u64 *)(%[ctx] + 8)"
-			     : [ec] "=r"(error_code)
-			     : [ctx] "r"(ctx));
-	else
+	if (pf_exit_error_code_arg == 2) {
+		asm volatile("%[a] = *(u64 *)(%[ctx] + 8)" : [a] "=r"(a) : [ctx] "r"(ctx));
+		asm volatile("%[ec] = *(u64 *)(%[ctx] + 16)" : [ec] "=r"(ec) : [ctx] "r"(ctx));
+	} else if (pf_exit_error_code_arg == 1) {
+		asm volatile("%[a] = *(u64 *)(%[ctx] + 0)" : [a] "=r"(a) : [ctx] "r"(ctx));
+		asm volatile("%[ec] = *(u64 *)(%[ctx] + 8)" : [ec] "=r"(ec) : [ctx] "r"(ctx));
+	} else {
 		return false;
-	return error_code & KVMMMU_PFERR_RSVD_MASK;
+	}
+	*addr = a;
+	*error_code = ec;
+	return true;
 }
 
 static __always_inline int on_kvm_page_fault(const u64 *ctx)
 {
 	struct kvmmmu_thread_stats *s = thread();
+	u64 addr = 0, error_code = 0;
 
 	if (!s)
 		return 0;
@@ -573,7 +579,18 @@ static __always_inline int on_kvm_page_fault(const u64 *ctx)
 		return 0;
 	resolve_pending(s);
 	resolve_exit(s, ret_pf_retry);
-	s->st.exit_pending = !mmio_spte_exit(ctx);
+	/*
+	 * An exit with the reserved-bit error code hit an MMIO SPTE:
+	 * kvm_mmu_page_fault() gives it to handle_mmio_page_fault(), which
+	 * emulates it (often from the vCPU's MMIO cache, with no event at all)
+	 * or retries it; KVM counts neither in pf_taken. Only a stale MMIO SPTE
+	 * becomes a fault, and that one requests an SPTE, which counts it.
+	 */
+	if (pf_exit_args(ctx, &addr, &error_code))
+		s->st.exit_pending = !(error_code & KVMMMU_PFERR_RSVD_MASK);
+	else
+		s->st.exit_pending = 1;
+	s->st.exit_addr = addr;
 	s->st.exit_walked = 0;
 	return 0;
 }

@@ -73,6 +73,7 @@ struct kvmmmu_fault_state {
 	__u64 memslot_ts;    /* kvm_vcpu_gfn_to_memslot entry */
 	__u64 walk_addr;     /* the address that walk was for */
 	__u64 changed_gfn;   /* the last TDP MMU SPTE change since the request: gfn */
+	__u64 exit_addr;     /* tracepoint model: the page-fault exit's address (CR2, or a GPA) */
 	__u32 pending;	     /* an SPTE was requested and is not resolved yet */
 	__u32 in_fault;	     /* inside kvm_mmu_page_fault (or a handler) */
 	__u32 fast_resolved; /* fast_page_fault fixed this fault */

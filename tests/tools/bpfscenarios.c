@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bpfscenarios: kvmmmu's BPF programs driven through event sequences with
+ * BPF_PROG_TEST_RUN on their raw_tp twins, in this thread, on one CPU (per-CPU
+ * state stays put): deterministic cases of what a live kernel shows only by
+ * chance. Prints one PASS/FAIL line per case; exits 1 if any fails, 2 if the
+ * programs cannot run (used by test_mmu.sh).
+ *
+ * lock/: the mmu_lock object pairs lock:contention_begin/end by lock.
+ *   begin(mmu_lock) begin(other) end(other) ...20 ms... end(mmu_lock)
+ * is the qrwlock slow path taking its wait_lock (or an interrupt waiting for
+ * another lock) inside an mmu_lock wait: the wait lasts until the mmu_lock's
+ * own end, not the inner one. An end with no begin, and an untraced lock's
+ * wait, count nothing.
+ *
+ * exit-walk/: the faults object's tracepoint model. A page-fault exit whose
+ * fault shows no SPTE request ends at KVM_RUN's return (RET_PF_RETRY): a
+ * guest walk of the exit's own address before that makes it a shadow-paging
+ * fault; a walk of another address (the emulator's) does not.
+ *
+ * Usage: bpfscenarios
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kvmmmu.h"
+#include "faults.skel.h"
+#include "mmu_lock.skel.h"
+
+/* include/trace/events/lock.h */
+#define LCB_F_SPIN (1U << 0)
+#define LCB_F_READ (1U << 1)
+
+#define MMU_LOCK 0xffff888012345678ULL /* the traced VM's kvm->mmu_lock */
+#define OTHER_LOCK 0xffff8880abcdef00ULL
+#define INNER_WAIT_NS 20000000ULL
+
+static int failures;
+
+static int run3(struct bpf_program *prog, __u64 a0, __u64 a1, __u64 a2)
+{
+	__u64 args[3] = {a0, a1, a2};
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+	int err = bpf_prog_test_run_opts(bpf_program__fd(prog), &opts);
+
+	if (err)
+		fprintf(stderr, "bpfscenarios: BPF_PROG_TEST_RUN %s: %s\n", bpf_program__name(prog),
+			strerror(errno));
+	return err;
+}
+
+static int run(struct bpf_program *prog, __u64 lock, __u64 arg)
+{
+	return run3(prog, lock, arg, 0);
+}
+
+/* This thread's read waits outside faults: how many, and their ns. */
+static void waits(struct mmu_lock_bpf *skel, __u64 *n, __u64 *ns)
+{
+	struct kvmmmu_thread_key key = {.tgid = getpid(), .tid = gettid()};
+	struct kvmmmu_lock_stats s;
+
+	*n = *ns = 0;
+	if (!bpf_map__lookup_elem(skel->maps.lock_stats, &key, sizeof(key), &s, sizeof(s), 0)) {
+		*n = s.other_waits[KVMMMU_LOCK_READ];
+		*ns = s.other_wait_ns[KVMMMU_LOCK_READ];
+	}
+}
+
+static void expect(const char *name, bool ok, const char *what)
+{
+	printf("%s %s: %s\n", ok ? "PASS" : "FAIL", name, what);
+	failures += !ok;
+}
+
+static int setup_lock(struct mmu_lock_bpf **out)
+{
+	static struct kvmmmu_lock_table table;
+	struct mmu_lock_bpf *skel = mmu_lock_bpf__open();
+	struct bpf_program *p;
+	__u32 zero = 0;
+
+	if (!skel) {
+		fprintf(stderr, "bpfscenarios: cannot open the mmu_lock object: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	/* only the two raw_tp programs are run; nothing is attached */
+	bpf_object__for_each_program (p, skel->obj)
+		bpf_program__set_autoload(p, p == skel->progs.contention_begin_raw ||
+						     p == skel->progs.contention_end_raw);
+	if (mmu_lock_bpf__load(skel)) {
+		fprintf(stderr, "bpfscenarios: cannot load the mmu_lock object: %s\n",
+			strerror(errno));
+		mmu_lock_bpf__destroy(skel);
+		return -1;
+	}
+	/* MMU_LOCK is a traced VM's, this process's, in every slot its set could use */
+	for (size_t i = 0; i < KVMMMU_LOCK_SLOTS; i++) {
+		table.slots[i].lock = MMU_LOCK;
+		table.slots[i].tgid = getpid();
+	}
+	if (bpf_map__update_elem(skel->maps.mmu_locks, &zero, sizeof(zero), &table, sizeof(table),
+				 0)) {
+		fprintf(stderr, "bpfscenarios: cannot fill the lock table: %s\n", strerror(errno));
+		mmu_lock_bpf__destroy(skel);
+		return -1;
+	}
+	*out = skel;
+	return 0;
+}
+
+static int lock_scenarios(void)
+{
+	struct timespec inner = {.tv_nsec = INNER_WAIT_NS};
+	struct bpf_program *begin, *end;
+	struct mmu_lock_bpf *skel;
+	__u64 n, ns, n0, ns0;
+	char what[128];
+
+	if (setup_lock(&skel))
+		return -1;
+	begin = skel->progs.contention_begin_raw;
+	end = skel->progs.contention_end_raw;
+
+	/* an end with no begin closes nothing */
+	if (run(end, MMU_LOCK, 0))
+		goto err;
+	waits(skel, &n, &ns);
+	snprintf(what, sizeof(what), "%llu waits", (unsigned long long)n);
+	expect("lock/end-without-begin", n == 0, what);
+
+	/* a nested wait for another lock, inside the mmu_lock's */
+	if (run(begin, MMU_LOCK, LCB_F_SPIN | LCB_F_READ) ||
+	    run(begin, OTHER_LOCK, LCB_F_SPIN | LCB_F_READ) || run(end, OTHER_LOCK, 0))
+		goto err;
+	waits(skel, &n, &ns);
+	snprintf(what, sizeof(what), "%llu waits after the inner end", (unsigned long long)n);
+	expect("lock/inner-end-keeps-the-wait-open", n == 0, what);
+	nanosleep(&inner, NULL);
+	if (run(end, MMU_LOCK, 0))
+		goto err;
+	waits(skel, &n, &ns);
+	snprintf(what, sizeof(what), "%llu waits, %llu ns (at least 20 ms: closed at its own end)",
+		 (unsigned long long)n, (unsigned long long)ns);
+	expect("lock/own-end-closes-it", n == 1 && ns >= INNER_WAIT_NS, what);
+
+	/* the same end again, and a wait for an untraced lock: nothing more */
+	n0 = n;
+	ns0 = ns;
+	if (run(end, MMU_LOCK, 0) || run(begin, OTHER_LOCK, LCB_F_SPIN | LCB_F_READ) ||
+	    run(end, OTHER_LOCK, 0))
+		goto err;
+	waits(skel, &n, &ns);
+	snprintf(what, sizeof(what), "%llu waits, %llu ns", (unsigned long long)n,
+		 (unsigned long long)ns);
+	expect("lock/nothing-else-counts", n == n0 && ns == ns0, what);
+	mmu_lock_bpf__destroy(skel);
+	return 0;
+err:
+	mmu_lock_bpf__destroy(skel);
+	return -1;
+}
+
+/* kvm:kvm_page_fault as 6.1+ gives it: (vcpu, address, error_code) */
+#define PF_EXIT_ERROR_CODE_ARG 2
+#define PFERR_WRITE (1ULL << 1)
+#define PFERR_GUEST_FINAL (1ULL << 32) /* an NPF: the address is a GPA */
+
+static int setup_faults(struct faults_bpf **out)
+{
+	struct faults_bpf *skel = faults_bpf__open();
+	struct bpf_program *p;
+
+	if (!skel) {
+		fprintf(stderr, "bpfscenarios: cannot open the faults object: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	bpf_object__for_each_program (p, skel->obj)
+		bpf_program__set_autoload(p, p == skel->progs.kvm_page_fault_raw ||
+						     p == skel->progs.kvm_mmu_pagetable_walk_raw ||
+						     p == skel->progs.kvm_userspace_exit_raw);
+	skel->rodata->pf_exit_error_code_arg = PF_EXIT_ERROR_CODE_ARG;
+	skel->rodata->tdp_mmu_param =
+		0; /* the thread's VM: no TDP MMU, so not a shadow fault: direct */
+	if (faults_bpf__load(skel)) {
+		fprintf(stderr, "bpfscenarios: cannot load the faults object: %s\n",
+			strerror(errno));
+		faults_bpf__destroy(skel);
+		return -1;
+	}
+	skel->bss->armed = true;
+	*out = skel;
+	return 0;
+}
+
+/* This thread's faults by path, as the tracepoint model counted them. */
+static void paths(struct faults_bpf *skel, __u64 *faults, __u64 *shadow, __u64 *direct)
+{
+	struct kvmmmu_thread_key key = {.tgid = getpid(), .tid = gettid()};
+	struct kvmmmu_thread_stats s;
+
+	*faults = *shadow = *direct = 0;
+	if (!bpf_map__lookup_elem(skel->maps.thread_stats, &key, sizeof(key), &s, sizeof(s), 0)) {
+		*faults = s.counters[KVMMMU_FAULTS];
+		*shadow = s.counters[KVMMMU_PATH_SHADOW];
+		*direct = s.counters[KVMMMU_PATH_DIRECT];
+	}
+}
+
+static int exit_walk_scenarios(void)
+{
+	struct bpf_program *exit_pf, *walk, *to_user;
+	__u64 faults, shadow, direct;
+	struct faults_bpf *skel;
+	char what[128];
+
+	if (setup_faults(&skel))
+		return -1;
+	exit_pf = skel->progs.kvm_page_fault_raw;
+	walk = skel->progs.kvm_mmu_pagetable_walk_raw;
+	to_user = skel->progs.kvm_userspace_exit_raw;
+
+	/* an NPF exit at a GPA, then the emulator walks the instruction's GVA */
+	if (run3(exit_pf, 0, 0x10000000, PFERR_GUEST_FINAL | PFERR_WRITE) ||
+	    run3(walk, 0x7fff0000, 0, 0) || run3(to_user, 0, 0, 0))
+		goto err;
+	paths(skel, &faults, &shadow, &direct);
+	snprintf(what, sizeof(what), "faults %llu, path_shadow %llu, path_direct %llu",
+		 (unsigned long long)faults, (unsigned long long)shadow,
+		 (unsigned long long)direct);
+	expect("exit-walk/emulator-walk-is-not-the-faults",
+	       faults == 1 && shadow == 0 && direct == 1, what);
+
+	/* a #PF exit at a GVA, then the shadow MMU walks that GVA: its own walk */
+	if (run3(exit_pf, 0, 0x40001000, PFERR_WRITE) || run3(walk, 0x40001000, PFERR_WRITE, 0) ||
+	    run3(to_user, 0, 0, 0))
+		goto err;
+	paths(skel, &faults, &shadow, &direct);
+	snprintf(what, sizeof(what), "faults %llu, path_shadow %llu, path_direct %llu",
+		 (unsigned long long)faults, (unsigned long long)shadow,
+		 (unsigned long long)direct);
+	expect("exit-walk/own-walk-is-shadow", faults == 2 && shadow == 1 && direct == 1, what);
+	faults_bpf__destroy(skel);
+	return 0;
+err:
+	faults_bpf__destroy(skel);
+	return -1;
+}
+
+int main(void)
+{
+	cpu_set_t one;
+
+	/* every run on one CPU, as a spinning waiter's begin and end are */
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		fprintf(stderr, "bpfscenarios: sched_setaffinity: %s\n", strerror(errno));
+		return 2;
+	}
+	if (lock_scenarios() || exit_walk_scenarios())
+		return 2;
+	return failures ? 1 : 0;
+}
