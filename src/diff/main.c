@@ -59,6 +59,7 @@ static const struct argp_option options[] = {
 	{"format", 'F', "text|csv", 0, "Output format (default text)", 0},
 	{"plot", 'P', "FILE", 0, "Also draw the distributions and shares with gnuplot (.png, .svg)",
 	 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
 };
 
@@ -98,6 +99,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'P':
 		env->plot = arg;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
 	case ARGP_KEY_ARG:
 		if (env->n_args == 2)

@@ -65,6 +65,7 @@ static const struct argp_option options[] = {
 	COLLECTOR_OPTS(PROM_MMU_EVENTS, "mmu_events"),
 	COLLECTOR_OPTS(PROM_KVM_STATS, "kvm_stats"),
 	COLLECTOR_OPTS(PROM_PER_VCPU, "per_vcpu"),
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
 };
 
@@ -149,6 +150,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		env->verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
 	case ARGP_KEY_ARG:
 		usage_error("unexpected argument '%s' (see --help)", arg);

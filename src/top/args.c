@@ -48,6 +48,7 @@ static const struct argp_option options[] = {
 	{"csv", OPT_CSV, "FILE", 0, "Also write kvmmmu CSV (as kvmmmu-hist) at each refresh", 0},
 	{"verbose", 'v', NULL, 0,
 	 "Show libbpf's messages; batch mode: what the session keeps, at each frame", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
 };
 
@@ -91,6 +92,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case 'v':
 		env->verbose = true;
+		break;
+	case 'h':
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
 	case ARGP_KEY_ARG:
 		usage_error("unexpected argument '%s' (see --help)", arg);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -15,6 +17,26 @@
 static const double delays[] = {0.5, 1, 2, 5, 10};
 
 static bool open_screen;
+
+/* Text at (Y, X), cut at the right edge: ncurses would wrap the rest onto the next line. */
+static void put(int y, int x, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (x >= COLS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	mvaddnstr(y, x, buf, COLS - x);
+}
+
+/* Width of column C on screen, its separator included. */
+static int col_span(int c)
+{
+	return top_col_width(c) + (c != COL_NAME);
+}
 
 static void restore(void)
 {
@@ -201,24 +223,26 @@ static void draw_row(int y, const struct top_table *tb, const struct top_row *r,
 		attron(A_DIM);
 	move(y, 0);
 	clrtoeol();
-	for (int c = 0; c < N_TOP_COLS && x < COLS; c++) {
+	/* whole columns only, as many as fit: a cut one would wrap */
+	for (int c = 0; c < N_TOP_COLS; c++) {
 		int w = top_col_width(c);
 
 		if (!tb->have[c])
 			continue;
+		if (x + col_span(c) > COLS)
+			break;
 		top_cell(tb, r, c, cell, sizeof(cell));
 		if (c == COL_NAME) {
 			if ((int)strlen(cell) > w)
 				snprintf(cell + w - 1, sizeof(cell) - (size_t)w + 1, "~");
-			mvprintw(y, x, "%-*s", w, cell);
-			x += w;
+			put(y, x, "%-*s", w, cell);
 		} else {
-			mvprintw(y, x, " %*s", w, cell);
-			x += w + 1;
+			put(y, x, " %*s", w, cell);
 		}
+		x += col_span(c);
 	}
 	if (r->gone)
-		mvaddstr(y, x < COLS - 8 ? x + 1 : COLS - 8, "exited");
+		put(y, x + 8 < COLS ? x + 1 : COLS - 7, "exited");
 	attroff(A_REVERSE | A_DIM);
 }
 
@@ -251,22 +275,22 @@ static void draw_vcpu(struct top *t, int y)
 	FILE *mem;
 
 	if (!vcpu_figures(t, &f)) {
-		mvprintw(y, 0, "  vCPU %d of pid %d: no figures", t->vcpu, t->vm_pid);
+		put(y, 0, "  vCPU %d of pid %d: no figures", t->vcpu, t->vm_pid);
 		refresh();
 		return;
 	}
 	faults = f.counters[KVMMMU_FAULTS];
-	mvprintw(y++, 0, "vCPU %d of pid %d (Esc: back), %s", t->vcpu, t->vm_pid,
-		 t->since_start ? "since start" : "last interval");
-	mvprintw(y++, 2, "%-24s %12llu", "faults", (unsigned long long)faults);
+	put(y++, 0, "vCPU %d of pid %d (Esc: back), %s", t->vcpu, t->vm_pid,
+	    t->since_start ? "since start" : "last interval");
+	put(y++, 2, "%-24s %12llu", "faults", (unsigned long long)faults);
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS && y < LINES - 1; r++) {
 		if (!t->prev.ret_pf.name[r] ||
 		    (!f.ret_pf[r] && (!strcmp(t->prev.ret_pf.name[r], "continue") ||
 				      !strcmp(t->prev.ret_pf.name[r], "invalid"))))
 			continue;
-		mvprintw(y++, 2, "ret_pf_%-17s %12llu %6.1f%%", t->prev.ret_pf.name[r],
-			 (unsigned long long)f.ret_pf[r],
-			 faults ? 100.0 * (double)f.ret_pf[r] / (double)faults : 0.0);
+		put(y++, 2, "ret_pf_%-17s %12llu %6.1f%%", t->prev.ret_pf.name[r],
+		    (unsigned long long)f.ret_pf[r],
+		    faults ? 100.0 * (double)f.ret_pf[r] / (double)faults : 0.0);
 	}
 	mem = open_memstream(&buf, &len);
 	if (!mem)
@@ -280,6 +304,66 @@ static void draw_vcpu(struct top *t, int y)
 		mvaddnstr(y++, 0, line, COLS - 1);
 	free(buf);
 	refresh();
+}
+
+/* How the functions are probed: the first attached function probe says. */
+static const char *probe_mode(const struct snapshot *s)
+{
+	for (size_t i = 0; i < s->n_collector_probes; i++) {
+		if (s->probes[i].group)
+			continue;
+		if (s->probes[i].kind == ATTACH_FENTRY)
+			return "fentry";
+		if (s->probes[i].kind == ATTACH_KPROBE)
+			return "kprobes";
+	}
+	return "tracepoints only";
+}
+
+/*
+ * The line under the header: the columns this kernel and these probes
+ * cannot fill and why, then how many fit no more (the terminal is too
+ * narrow for them).
+ */
+static void draw_absent(const struct top_table *tb, int y)
+{
+	char line[512];
+	size_t n = 0;
+	int x = 0, cut = 0, want = 0;
+
+	for (int c = 0; c < N_TOP_COLS; c++) {
+		if (!tb->have[c])
+			continue;
+		want += col_span(c);
+		if (!cut && x + col_span(c) <= COLS)
+			x += col_span(c);
+		else
+			cut++;
+	}
+	/* first what a wider terminal would show, then what no terminal would here */
+	if (cut)
+		n = (size_t)snprintf(line, sizeof(line),
+				     "%d column%s past the edge (%d wide shows all)", cut,
+				     cut == 1 ? "" : "s", want);
+	for (int c = 0, groups = 0; c < N_TOP_COLS && n < sizeof(line); c++) {
+		bool same_as_next =
+			c + 1 < N_TOP_COLS && !tb->have[c + 1] && tb->why[c + 1] == tb->why[c];
+		const char *sep = " ";
+
+		if (tb->have[c])
+			continue;
+		/* columns that are absent for one reason share it: "P50 P99 MAX (why)" */
+		if (!c || tb->have[c - 1] || tb->why[c - 1] != tb->why[c])
+			sep = groups++ ? "; " : cut ? "; not here: " : "not here: ";
+		n += (size_t)snprintf(line + n, sizeof(line) - n, "%s", sep);
+		if (n < sizeof(line))
+			n += (size_t)snprintf(line + n, sizeof(line) - n, "%s%s%s%s",
+					      top_col_header(tb, c), same_as_next ? "" : " (",
+					      same_as_next ? "" : tb->why[c],
+					      same_as_next ? "" : ")");
+	}
+	if (n)
+		put(y, 0, "%s", line);
 }
 
 void screen_draw(struct top *t)
@@ -296,38 +380,40 @@ void screen_draw(struct top *t)
 	}
 	erase();
 	if (COLS < MIN_COLS || LINES < MIN_LINES) {
-		mvprintw(0, 0, "kvmmmu-top: the terminal is %dx%d; it needs %dx%d", COLS, LINES,
-			 MIN_COLS, MIN_LINES);
+		put(0, 0, "kvmmmu-top: the terminal is %dx%d; it needs %dx%d", COLS, LINES,
+		    MIN_COLS, MIN_LINES);
 		refresh();
 		return;
 	}
 	uname(&u);
-	mvprintw(y++, 0, "kvmmmu-top - %s  kernel %s  tdp_mmu=%s  outcomes from %s%s", u.nodename,
-		 sysinfo_kernel_release(kernel, sizeof(kernel)), sysinfo_tdp_mmu(tdp, sizeof(tdp)),
-		 t->facts.func_mode ? "function probes" : "tracepoints",
-		 t->paused ? "  PAUSED" : "");
+	put(y++, 0, "kvmmmu-top - %s  kernel %s  tdp_mmu=%s  probes: %s  outcomes from %s%s",
+	    u.nodename, sysinfo_kernel_release(kernel, sizeof(kernel)),
+	    sysinfo_tdp_mmu(tdp, sizeof(tdp)), probe_mode(&t->prev),
+	    t->facts.func_mode ? "function probes" : "tracepoints", t->paused ? "  PAUSED" : "");
 	if (t->vm_pid > 0)
 		snprintf(view, sizeof(view), "vCPUs of pid %d (Esc: back)", t->vm_pid);
 	else
 		snprintf(view, sizeof(view), "%zu VM%s", tb->n, tb->n == 1 ? "" : "s");
-	mvprintw(y++, 0, "%s  %s  sort: %s%s  refresh %.1f s  latency: %s%s", view,
-		 t->since_start ? "counts since start" : "per second", top_sort_name(t->sort),
-		 t->invert ? " (inverted)" : "", t->delay,
-		 tb->latency ? tb->latency : "none here (kvmmmu-check says why)",
-		 t->facts.sample_every > 1 ? ", sampled" : "");
+	put(y++, 0, "%s  %s  sort: %s%s  refresh %.1f s  latency: %s%s", view,
+	    t->since_start ? "counts since start" : "per second", top_sort_name(t->sort),
+	    t->invert ? " (inverted)" : "", t->delay,
+	    tb->latency ? tb->latency : "none here (kvmmmu-check says why)",
+	    t->facts.sample_every > 1 ? ", sampled" : "");
 	if (t->bpf_stats)
 		snprintf(cost, sizeof(cost), "kvmmmu BPF %.2f ms/s (%.2f%% of a CPU)",
 			 t->bpf_ns_per_s / 1e6, t->bpf_ns_per_s / 1e7);
 	else
 		snprintf(cost, sizeof(cost), "kvmmmu BPF time: unknown (kernel.bpf_stats_enabled)");
-	mvprintw(y++, 0,
-		 "%s; lost: %llu drops, %llu kprobe misses, %llu skipped runs, %llu timeline "
-		 "events%s%s; h for keys",
-		 cost, (unsigned long long)h->drops, (unsigned long long)h->kprobe_missed,
-		 (unsigned long long)h->prog_missed, (unsigned long long)h->timeline_lost,
-		 t->filter[0] ? "; filter: " : "", t->filter);
+	put(y++, 0,
+	    "%s; lost: %llu drops, %llu kprobe misses, %llu skipped runs, %llu timeline "
+	    "events%s%s; h for keys",
+	    cost, (unsigned long long)h->drops, (unsigned long long)h->kprobe_missed,
+	    (unsigned long long)h->prog_missed, (unsigned long long)h->timeline_lost,
+	    t->filter[0] ? "; filter: " : "", t->filter);
 	if (t->status[0])
-		mvprintw(y, 0, "%s", t->status);
+		put(y, 0, "%s", t->status);
+	else if (t->vcpu < 0)
+		draw_absent(tb, y);
 	if (t->vcpu >= 0) {
 		draw_vcpu(t, y + 1);
 		return;
@@ -336,12 +422,13 @@ void screen_draw(struct top *t)
 	attron(A_BOLD | A_REVERSE);
 	move(y, 0);
 	clrtoeol();
-	for (int c = 0; c < N_TOP_COLS && x < COLS; c++) {
+	for (int c = 0; c < N_TOP_COLS; c++) {
 		if (!tb->have[c])
 			continue;
-		mvprintw(y, x, c == COL_NAME ? "%-*s" : " %*s", top_col_width(c),
-			 top_col_header(tb, c));
-		x += top_col_width(c) + (c != COL_NAME);
+		if (x + col_span(c) > COLS)
+			break;
+		put(y, x, c == COL_NAME ? "%-*s" : " %*s", top_col_width(c), top_col_header(tb, c));
+		x += col_span(c);
 	}
 	attroff(A_BOLD | A_REVERSE);
 	y++;
@@ -350,8 +437,8 @@ void screen_draw(struct top *t)
 	for (size_t i = 0; i < tb->n && y < LINES - 2; i++)
 		draw_row(y++, tb, &tb->rows[i], i == t->selected);
 	if (!tb->n)
-		mvprintw(y++, 0, "  no KVM MMU faults seen yet%s",
-			 t->env.session.n_specs ? " in the VMs -p selects" : "");
+		put(y++, 0, "  no KVM MMU faults seen yet%s",
+		    t->env.session.n_specs ? " in the VMs -p selects" : "");
 	attron(A_BOLD);
 	draw_row(LINES - 1, tb, &tb->total, false);
 	attroff(A_BOLD);

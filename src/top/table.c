@@ -138,6 +138,34 @@ static void set_name(struct top_row *r, const char *name)
 	free(esc);
 }
 
+/* Which columns CUR can fill, and for the others why not. */
+static void columns(struct top_table *t, const struct snapshot *cur)
+{
+	for (int c = 0; c < N_TOP_COLS; c++) {
+		t->have[c] = true;
+		t->why[c] = NULL;
+	}
+	for (size_t i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++) {
+		t->have[outcomes[i].col] = ret_pf_slot(cur, outcomes[i].ret_pf) >= 0;
+		t->why[outcomes[i].col] = "this kernel has no such RET_PF_* value";
+	}
+	latency_hist(cur, &t->latency);
+	t->have[COL_P50] = t->have[COL_P99] = t->have[COL_MAX] = t->latency != NULL;
+	t->why[COL_P50] = t->why[COL_P99] = t->why[COL_MAX] = "no latency histogram in this mode";
+	t->have[COL_LOCK] = cur->lock_ok && t->latency;
+	t->why[COL_LOCK] = !cur->lock_ok ? "no mmu_lock probes (lock:contention_begin/end)"
+					 : "no fault time to share it with";
+	t->have[COL_MEMSLOT] = cur->hist_available[KVMMMU_HIST_MEMSLOT];
+	t->why[COL_MEMSLOT] = cur->hist_why[KVMMMU_HIST_MEMSLOT]
+				      ? cur->hist_why[KVMMMU_HIST_MEMSLOT]
+				      : "needs kvm_vcpu_gfn_to_memslot (function probes)";
+	t->have[COL_ZAPPED] = t->have[COL_DIRTY] = cur->events_ok;
+	t->why[COL_ZAPPED] = t->why[COL_DIRTY] = "no MMU lifecycle probes";
+	for (int c = 0; c < N_TOP_COLS; c++)
+		if (t->have[c])
+			t->why[c] = NULL;
+}
+
 int top_table_build(struct top_table *t, const struct snapshot *cur, const struct snapshot *prev,
 		    double dt, bool since_start, int vm_pid)
 {
@@ -153,15 +181,7 @@ int top_table_build(struct top_table *t, const struct snapshot *cur, const struc
 			return -ENOMEM;
 		m = &delta;
 	}
-	for (int c = 0; c < N_TOP_COLS; c++)
-		t->have[c] = true;
-	for (size_t i = 0; i < sizeof(outcomes) / sizeof(outcomes[0]); i++)
-		t->have[outcomes[i].col] = ret_pf_slot(cur, outcomes[i].ret_pf) >= 0;
-	latency_hist(cur, &t->latency);
-	t->have[COL_P50] = t->have[COL_P99] = t->have[COL_MAX] = t->latency != NULL;
-	t->have[COL_LOCK] = cur->lock_ok && t->latency;
-	t->have[COL_MEMSLOT] = cur->hist_available[KVMMMU_HIST_MEMSLOT];
-	t->have[COL_ZAPPED] = t->have[COL_DIRTY] = cur->events_ok;
+	columns(t, cur);
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
 		const struct vm_row *cvm = model_find_vm(&cur->m, vm->pid);

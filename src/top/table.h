@@ -55,10 +55,11 @@ struct top_row {
 };
 
 struct top_table {
-	bool have[N_TOP_COLS]; /* columns this kernel and these probes can fill */
-	const char *latency;   /* which histogram the latency columns are of */
-	bool since_start;      /* counts, not rates (since the start, or a reset) */
-	double seconds;	       /* the interval (or the whole run) */
+	bool have[N_TOP_COLS];	     /* columns this kernel and these probes can fill */
+	const char *why[N_TOP_COLS]; /* ... and why the others cannot be (static text) */
+	const char *latency;	     /* which histogram the latency columns are of */
+	bool since_start;	     /* counts, not rates (since the start, or a reset) */
+	double seconds;		     /* the interval (or the whole run) */
 	struct top_row *rows;
 	size_t n, cap;
 	struct top_row total;

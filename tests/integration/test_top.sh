@@ -74,11 +74,14 @@ tp=$!
 # state_after N: the last -v line once the churned VMs have all gone (quiet frames)
 state_now() { tail -1 "$TMP/churn.err"; }
 heap_now() { state_now | sed -n 's/.*heap in use \([0-9]*\) KiB.*/\1/p'; }
+# released: the session holds nothing of the churned VMs (the last one leaves
+# after its 3 marked frames; on one busy CPU that can take a while)
+released() { state_now | grep -q "state: 0 names, 0 retired threads, 0 timeline events, 0 exited"; }
 for i in $(seq 100); do "$LOAD" --name top-churn-$i --vcpus 2 --mem 1M >/dev/null 2>&1; done
-sleep 1.5
+for i in $(seq 100); do released && break; sleep 0.1; done
 h1=$(heap_now)
 for i in $(seq 101 300); do "$LOAD" --name top-churn-$i --vcpus 2 --mem 1M >/dev/null 2>&1; done
-sleep 1.5
+for i in $(seq 100); do released && break; sleep 0.1; done
 s2=$(state_now) h2=$(heap_now)
 kill -INT $tp
 wait $tp
@@ -159,6 +162,59 @@ pkill -TERM -f "^$TOP -p top-tui -d 0.5"
 check top/sigterm-ends "$(screen | tail -3)" wait_screen '^TOP-TERM-DONE'
 check top/sigterm-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after2")" \
 	cmp -s "$TMP/stty.before" "$TMP/stty.after2"
+# since-start counts read off the screen equal KVM's, per VM and per vCPU,
+# while the exited VM is still marked (3 refreshes of 3 s)
+sh_run "clear; $TOP -p top-exact -d 3 --since-start; echo TOP-EXACT-DONE"
+sleep 1
+"$LOAD" --name top-exact --vcpus 2 --mem 1M --passes 2 --csv "$TMP/exact.csv" >/dev/null 2>&1
+check top/screen-exact-exited "$(screen | sed -n 5,7p)" wait_screen '^top-exact .* exited'
+k0=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken 0)
+k1=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken 1)
+got=$(screen | awk '$1 == "top-exact" { print $4; exit }')
+check top/screen-exact-vm-faults "screen: $got, KVM pf_taken: $k0 + $k1" test "$got" = $((k0 + k1))
+tmux send-keys -t kvmmmu-top Enter
+wait_screen '^CPU 1/KVM'
+for v in 0 1; do
+	got=$(screen | awk -v n="CPU $v/KVM" 'index($0, n) == 1 { print $5; exit }')
+	k=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken $v)
+	check "top/screen-exact-vcpu$v-faults" "screen: $got, KVM pf_taken: $k" test "$got" = "$k"
+done
+tmux send-keys -t kvmmmu-top q
+wait_screen '^TOP-EXACT-DONE'
+# sort by name, inverted: the rows change order; paused, the figures stay
+"$LOAD" --name top-sort-a --vcpus 1 --mem 8M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
+la=$!
+"$LOAD" --name top-sort-b --vcpus 1 --mem 8M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
+lb=$!
+sh_run "clear; $TOP -p top-sort-a -p top-sort-b -s name --since-start -d 0.5; echo TOP-SORT-DONE"
+order() { screen | awk '$1 ~ /^top-sort-/ { printf "%s ", $1 }'; }
+check top/screen-sort-by-name "rows: $(order)" \
+	eval 'for i in $(seq 50); do [ "$(order)" = "top-sort-a top-sort-b " ] && break; sleep 0.1; done; [ "$(order)" = "top-sort-a top-sort-b " ]'
+tmux send-keys -t kvmmmu-top i
+check top/screen-sort-inverted "rows: $(order)" \
+	eval 'for i in $(seq 50); do [ "$(order)" = "top-sort-b top-sort-a " ] && break; sleep 0.1; done; [ "$(order)" = "top-sort-b top-sort-a " ]'
+tmux send-keys -t kvmmmu-top ' '
+wait_screen 'PAUSED'
+p1=$(screen | awk '$1 == "top-sort-a" { print $4 }')
+sleep 1.5
+p2=$(screen | awk '$1 == "top-sort-a" { print $4 }')
+check top/screen-paused-frozen "faults $p1, 1.5 s later $p2" test -n "$p1" -a "$p1" = "$p2"
+tmux send-keys -t kvmmmu-top ' '
+check top/screen-unpaused-moves "faults $p1 when paused, then $(screen | awk '$1 == "top-sort-a" { print $4 }')" \
+	eval 'for i in $(seq 50); do [ "$(screen | awk "\$1 == \"top-sort-a\" { print \$4 }")" != "$p1" ] && break; sleep 0.1; done; [ "$(screen | awk "\$1 == \"top-sort-a\" { print \$4 }")" != "$p1" ]'
+tmux send-keys -t kvmmmu-top q
+wait_screen '^TOP-SORT-DONE'
+# 80 columns: whole columns only, no row wraps onto the next line, and the
+# line under the header says how many columns a wider terminal would show
+tmux resize-window -t kvmmmu-top -x 80 -y 20 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 80 -y 20
+sh_run "clear; $TOP -p top-sort-a -d 0.5; echo TOP-80-DONE"
+check top/screen-80-cols-says-cut "$(screen | sed -n 4p)" wait_screen '^[0-9]* columns past the edge ([0-9]* wide shows all)'
+check top/screen-80-cols-no-wrap "$(screen | sed -n 5,8p)" \
+	eval '[ "$(screen | sed -n 6p | cut -c1-10)" = "top-sort-a" ] && [ -z "$(screen | sed -n 7p | tr -d " ")" ]'
+tmux send-keys -t kvmmmu-top q
+wait_screen '^TOP-80-DONE'
+kill $la $lb 2>/dev/null
+wait $la $lb 2>/dev/null
 # a terminal too small for the table: one line that says so
 tmux resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 40 -y 6
 sh_run "clear; $TOP -p top-tui -d 0.5"
