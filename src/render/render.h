@@ -52,6 +52,9 @@ void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *pre
 /* Prints a histogram folded into log2 rows with count bars, then its percentiles. */
 void render_hist(FILE *f, const struct kvmmmu_hist *h, const char *title,
 		 const struct render_opts *o);
+/* The same as its log-linear buckets, the non-empty ones (kvmmmu-top's vCPU view). */
+void render_hist_buckets(FILE *f, const struct kvmmmu_hist *h, const char *title,
+			 const struct render_opts *o);
 
 /*
  * CSV rows (source=bpf, and source=kvm_stats) of SNAP for every VM, vCPU and

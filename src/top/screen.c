@@ -297,7 +297,7 @@ static void draw_vcpu(struct top *t, int y)
 		return;
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
 		if (t->prev.hist_available[h] && f.hist[h].count)
-			render_hist(mem, &f.hist[h], kvmmmu_hist_names[h], &o);
+			render_hist_buckets(mem, &f.hist[h], kvmmmu_hist_names[h], &o);
 	fclose(mem);
 	for (line = strtok_r(buf, "\n", &save); line && y < LINES - 1;
 	     line = strtok_r(NULL, "\n", &save))

@@ -124,6 +124,53 @@ static void text_interval(void **state)
 }
 
 /* SNAP through render_csv() into a file, and back as a table. */
+/* A histogram as its log-linear buckets: each non-empty one, '~' for the gaps. */
+static void hist_buckets(void **state)
+{
+	static const __u64 samples[] = {1000, 1000, 1000, 1300, 8000, 8000};
+	struct kvmmmu_hist h = {};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		h.slots[kvmmmu_hist_slot(samples[i])]++;
+		h.count++;
+		h.sum_ns += samples[i];
+		if (samples[i] > h.max_ns)
+			h.max_ns = samples[i];
+	}
+	assert_non_null(f);
+	render_hist_buckets(f, &h, "fault_ns", &opts);
+	fclose(f);
+	assert_non_null(strstr(buf, "fault_ns: 6 samples\n"));
+	/* 1000 is in [896, 1024), 1300 in [1280, 1536), 8000 in [7168, 8192); gaps between */
+	{
+		static const char *const want[] = {"896 1024 3", "~", "1280 1536 1", "~",
+						   "7168 8192 2"};
+		char *save = NULL, got[64];
+		size_t n = 0;
+
+		for (char *line = strtok_r(buf, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			unsigned long long lo, hi, count;
+
+			if (sscanf(line, " %llu -> %llu : %llu", &lo, &hi, &count) == 3)
+				snprintf(got, sizeof(got), "%llu %llu %llu", lo, hi, count);
+			else if (strstr(line, " ~ :"))
+				snprintf(got, sizeof(got), "~");
+			else
+				continue;
+			assert_true(n < sizeof(want) / sizeof(want[0]));
+			assert_string_equal(got, want[n]);
+			n++;
+		}
+		assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	}
+	free(buf);
+}
+
 static void csv_of(const struct snapshot *snap, struct csv_table *t)
 {
 	char err[256], path[] = "/tmp/test_render.XXXXXX";
@@ -257,9 +304,8 @@ static void csv_round_trip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(text_whole_run),
-		cmocka_unit_test(text_interval),
-		cmocka_unit_test(csv_rows),
+		cmocka_unit_test(text_whole_run), cmocka_unit_test(hist_buckets),
+		cmocka_unit_test(text_interval),  cmocka_unit_test(csv_rows),
 		cmocka_unit_test(csv_round_trip),
 	};
 
