@@ -479,6 +479,7 @@ void session_wait(struct session *s, int timeout_ms)
 	if (timeout_ms > 0)
 		collector_poll(&s->c, timeout_ms);
 	collector_tick(&s->c);
+	mmu_extras_cap(&s->extras, &s->timeline_seen); /* a long run's timeline stays bounded */
 	n = collector_take_new(&s->c, &pids);
 	find_targets(s, pids, n);
 	kvm_stats_tick(s, pids, n);

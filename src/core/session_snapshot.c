@@ -53,6 +53,7 @@ static int fill_facts(const struct session *s, struct snapshot *snap)
 	snap->n_probes = c->n_probes + x->n_probes;
 	snap->lock_ok = x->lock_ok;
 	snap->events_ok = x->events_ok;
+	snap->timeline_capped = x->timeline_capped;
 	snap->sample_every = s->opts.sample_every > 1 ? s->opts.sample_every : 1;
 	return 0;
 }

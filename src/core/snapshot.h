@@ -39,6 +39,7 @@ struct snapshot {
 	 * snapshot */
 	struct timeline_event *timeline;
 	size_t n_timeline, timeline_new;
+	__u64 timeline_capped; /* the oldest events that were not kept (EXTRAS_MAX_TIMELINE) */
 	/* a snapshot read from CSV: the VM names its rows point at */
 	char **names;
 	size_t n_names;

@@ -437,6 +437,13 @@ static void render_timeline(FILE *f, const struct snapshot *snap, int pid)
 			continue; /* printed in an earlier report */
 		if (!header) {
 			fprintf(f, "    timeline%s:\n", from ? " (new events)" : "");
+			if (snap->timeline_capped)
+				fprintf(f,
+					"    (the %llu oldest events of all VMs are not kept: at "
+					"most "
+					"%d are)\n",
+					(unsigned long long)snap->timeline_capped,
+					EXTRAS_MAX_TIMELINE);
 			header = true;
 		}
 		fprintf(f, "    %+10.6fs  %-16s", t->wall - first, timeline_kind_str(e->kind));

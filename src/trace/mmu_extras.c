@@ -505,6 +505,49 @@ size_t mmu_extras_trim(struct mmu_extras *x, size_t before)
 	return went;
 }
 
+size_t mmu_extras_cap(struct mmu_extras *x, size_t *seen)
+{
+	size_t n = x->n_timeline, need, kept = 0, went = 0, went_seen = 0, n_vms = 0;
+	bool *latest;
+	__u32 *vms;
+
+	if (n <= EXTRAS_MAX_TIMELINE)
+		return 0;
+	need = n - EXTRAS_MAX_TIMELINE / 4 * 3;
+	latest = calloc(n, sizeof(*latest));
+	vms = calloc(n, sizeof(*vms));
+	if (!latest || !vms) {
+		free(latest);
+		free(vms);
+		return 0; /* kept whole: the next event tries again */
+	}
+	/* from the end: each VM's first event met is its latest (VMs are few) */
+	for (size_t i = n; i-- > 0;) {
+		size_t v = 0;
+
+		while (v < n_vms && vms[v] != x->timeline[i].ev.tgid)
+			v++;
+		if (v == n_vms) {
+			vms[n_vms++] = x->timeline[i].ev.tgid;
+			latest[i] = true;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (went < need && !latest[i]) {
+			went++;
+			went_seen += i < *seen;
+			continue;
+		}
+		x->timeline[kept++] = x->timeline[i];
+	}
+	free(latest);
+	free(vms);
+	x->n_timeline = kept;
+	x->timeline_capped += went;
+	*seen -= went_seen;
+	return went;
+}
+
 void mmu_extras_close(struct mmu_extras *x)
 {
 	while (x->n_links)

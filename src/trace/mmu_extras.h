@@ -21,6 +21,8 @@ struct ring_buffer;
 
 #define EXTRAS_MAX_PROBES 16
 #define EXTRAS_MAX_LINKS 32
+/* Timeline events kept (88 bytes each): past it, the oldest go (mmu_extras_cap). */
+#define EXTRAS_MAX_TIMELINE 65536
 
 /* A timeline event, with wall-clock time and the faults since the VM's previous event. */
 struct timeline_event {
@@ -50,7 +52,8 @@ struct mmu_extras {
 	size_t n_probes;
 	struct timeline_event *timeline;
 	size_t n_timeline, cap_timeline;
-	double mono_to_wall;		   /* add to bpf_ktime_get_ns() seconds to get wall time */
+	__u64 timeline_capped; /* events that went to keep it under EXTRAS_MAX_TIMELINE */
+	double mono_to_wall;   /* add to bpf_ktime_get_ns() seconds to get wall time */
 	struct retired_lock *retired_lock; /* exited threads' last figures */
 	size_t n_retired_lock, cap_retired_lock;
 	struct retired_mmu *retired_mmu;
@@ -80,6 +83,12 @@ size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before);
  * one's faults_between counts from it). Returns how many went.
  */
 size_t mmu_extras_trim(struct mmu_extras *x, size_t before);
+/*
+ * Past EXTRAS_MAX_TIMELINE events, the oldest go (never a VM's latest) until
+ * three quarters are left; *SEEN, the caller's index of events already
+ * shown, moves back by the shown ones that went. Returns how many went.
+ */
+size_t mmu_extras_cap(struct mmu_extras *x, size_t *seen);
 void mmu_extras_close(struct mmu_extras *x);
 const char *timeline_kind_str(__u32 kind);
 

@@ -85,12 +85,39 @@ static void nothing_shown_nothing_goes(void **state)
 	free(x.timeline);
 }
 
+/* A long run's timeline stays under the cap; a VM's latest event stays; SEEN follows. */
+static void cap_keeps_it_bounded(void **state)
+{
+	size_t n = EXTRAS_MAX_TIMELINE + 10, seen = 100;
+	__u32 *tgids = calloc(n, sizeof(*tgids));
+	struct mmu_extras x;
+
+	(void)state;
+	assert_non_null(tgids);
+	tgids[0] = 30; /* a quiet VM: its one event is its latest */
+	for (size_t i = 1; i < n; i++)
+		tgids[i] = 10 + 10 * (i % 2);
+	fill(&x, tgids, n);
+	assert_int_equal(mmu_extras_cap(&x, &seen), n - EXTRAS_MAX_TIMELINE / 4 * 3);
+	assert_int_equal(x.n_timeline, EXTRAS_MAX_TIMELINE / 4 * 3);
+	assert_int_equal(x.timeline_capped, n - EXTRAS_MAX_TIMELINE / 4 * 3);
+	assert_int_equal(x.timeline[0].ev.tgid, 30); /* kept, and first */
+	assert_int_equal((int)x.timeline[1].wall, (int)(n - EXTRAS_MAX_TIMELINE / 4 * 3) + 1);
+	assert_int_equal((int)x.timeline[x.n_timeline - 1].wall, (int)n - 1);
+	assert_int_equal(seen, 1); /* the 99 shown events after it went */
+	/* under the cap: nothing goes */
+	assert_int_equal(mmu_extras_cap(&x, &seen), 0);
+	free(x.timeline);
+	free(tgids);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(shown_events_go_but_each_vms_latest),
 		cmocka_unit_test(latest_shown_event_of_a_quiet_vm_stays),
 		cmocka_unit_test(nothing_shown_nothing_goes),
+		cmocka_unit_test(cap_keeps_it_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
