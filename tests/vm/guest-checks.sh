@@ -458,6 +458,9 @@ if want tdp-ab; then
 	# and N-3, N-5, N-7 do not: the first run on a freshly loaded module is
 	# slower (root loads, fault latency), and odd against even runs, used
 	# before, flagged that real difference in CI (9 rows of 74 on 6.12).
+	for i in 1 2 3 4 5 6 7 8; do
+		info "$g: N-$i: root_load_ns $(val $T/ab/N-$i.csv bpf root_load_ns ""), fault_ns $(val $T/ab/N-$i.csv bpf fault_ns_sum "") ns over $(val $T/ab/N-$i.csv bpf fault_ns_count "") faults"
+	done
 	for i in 1 2 5 6; do n="$n,$T/ab/N-$i.csv"; done
 	m=""
 	for i in 3 4 7 8; do m="$m,$T/ab/N-$i.csv"; done

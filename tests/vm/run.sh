@@ -13,6 +13,8 @@
 #   KVMMMU_VM_TIMEOUT  seconds one boot may take (default 900: a full run takes
 #                      about 400 s when two kernels share the machine)
 #   KVMMMU_VM_VERBOSE  1: libbpf's messages in the guest's .out files
+#   KVMMMU_PATCH_RUNS  runs a side of each kernel-patches/ measurement
+#                      (default 1; make test-patches: 4, with kvmmmu-diff)
 #   KVMMMU_VM_LOGLEVEL the guest's console loglevel (default 1: results only)
 #   OUTPUT             the build folder (default build); artifacts go to
 #                      $OUTPUT/vm/KERNEL/
@@ -260,6 +262,7 @@ run_kernel() {
 	# kvmmmu_* are not kernel parameters: the kernel hands them to /init as its environment.
 	append="console=ttyS0 panic=-1 quiet loglevel=$LOGLEVEL kvmmmu_loglevel=$LOGLEVEL"
 	append="$append kvmmmu_checks=$CHECKS${KVMMMU_VM_VERBOSE:+ kvmmmu_verbose=1}"
+	append="$append${KVMMMU_PATCH_RUNS:+ kvmmmu_patch_runs=$KVMMMU_PATCH_RUNS}"
 	timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 -machine q35 "${QEMU_CPU[@]}" \
 		-m 2G -kernel "$KDIR/vmlinuz-$KV" -initrd "$dest/initramfs.cpio.gz" -append "$append" \
 		-display none -vga none -monitor none -serial "file:$log" -no-reboot -nic none \
