@@ -226,8 +226,8 @@ static void print_state(const struct top *t)
 
 	fprintf(stderr,
 		"kvmmmu-top: state: %zu names, %zu retired threads, %zu timeline events, %zu "
-		"exited VMs shown; heap in use %zu KiB\n",
-		t->s.c.n_names, t->s.c.n_retired, t->s.extras.n_timeline, t->n_gone,
+		"exited VMs shown, %zu VMs' KVM counters; heap in use %zu KiB\n",
+		t->s.c.n_names, t->s.c.n_retired, t->s.extras.n_timeline, t->n_gone, t->s.n_kvm,
 		mi.uordblks / 1024);
 }
 
