@@ -103,6 +103,7 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
 	struct kvmmmu_thread_id *t = bpf_map_lookup_elem(map, &key);
 	struct kvmmmu_thread_news *ev;
+	struct task_struct *task;
 	__u32 idx = 0;
 	__u8 one = 1;
 	void *blank;
@@ -111,6 +112,14 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	if (t)
 		return t->ready ? t : NULL;
 	if (traced && !bpf_map_lookup_elem(traced, &key.tgid))
+		return NULL;
+	/*
+	 * Past exit_files(), its exit has been announced: what it does now (the
+	 * VM torn down as its last file closes) must not make an entry that no
+	 * exit would ever free, nor name a process user space has let go.
+	 */
+	task = (void *)bpf_get_current_task();
+	if (!BPF_CORE_READ(task, files))
 		return NULL;
 	blank = bpf_map_lookup_elem(zero, &idx);
 	if (!blank)

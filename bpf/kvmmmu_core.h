@@ -43,6 +43,7 @@ struct pt_regs {
 };
 
 struct mm_struct;
+struct files_struct;
 
 struct hlist_node {
 	struct hlist_node *next;
@@ -65,6 +66,7 @@ struct task_struct {
 	int tgid;
 	struct mm_struct *mm;
 	struct signal_struct *signal;
+	struct files_struct *files; /* NULL once exit_files() has run */
 	struct task_struct *group_leader;
 	char comm[16];
 	struct hlist_head preempt_notifiers;

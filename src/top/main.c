@@ -229,6 +229,13 @@ static void print_state(const struct top *t)
 		"exited VMs shown, %zu VMs' KVM counters; heap in use %zu KiB\n",
 		t->s.c.n_names, t->s.c.n_retired, t->s.extras.n_timeline, t->n_gone, t->s.n_kvm,
 		mi.uordblks / 1024);
+	/* a few held names, so that a leak says whose it is */
+	for (size_t i = 0; i < t->s.c.n_names && i < 4; i++) {
+		const struct thread_name *n = &t->s.c.names[i];
+
+		fprintf(stderr, "kvmmmu-top: state: name %d/%d %s%s\n", n->tgid, n->tid, n->comm,
+			n->gone ? " (exited)" : "");
+	}
 }
 
 static int run_batch(struct top *t)

@@ -137,6 +137,17 @@ static void forget_mmu_locks(struct collector *c, __u32 tgid)
 	}
 }
 
+/* TGID has exited: its VMs' locks and its news slot are free, and /proc has no more to say. */
+static void process_gone(struct collector *c, __u32 tgid)
+{
+	struct thread_name *proc = find_name(c, (int)tgid, 0);
+
+	forget_mmu_locks(c, tgid);
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
+	if (proc)
+		proc->gone = true;
+}
+
 /*
  * KEY exited: keep its last figures in user space and free its entries in
  * every per-thread map, so that a long run with VMs coming and going never
@@ -163,14 +174,8 @@ static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *k
 	bpf_map_delete_elem(fd, key);
 	for (size_t i = 0; i < c->n_hooks; i++)
 		c->hooks[i].fn(c->hooks[i].ctx, key, group_dead);
-	if (group_dead) {
-		struct thread_name *proc = find_name(c, (int)tgid, 0);
-
-		forget_mmu_locks(c, tgid);
-		bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
-		if (proc)
-			proc->gone = true;
-	}
+	if (group_dead)
+		process_gone(c, tgid);
 }
 
 static int on_thread_news(void *ctx, void *data, size_t len)
@@ -255,15 +260,19 @@ void collector_tick(struct collector *c)
 		c->news_lost = h.news_lost;
 		scan_threads(c);
 	}
-	/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
 	for (size_t i = 0; i < c->n_names; i++) {
 		struct thread_name *n = &c->names[i];
 
-		if (n->tid || !n->needs_proc || n->gone)
+		if (n->tid || n->gone)
 			continue;
+		/*
+		 * Its last thread's exit was lost, or came before its first
+		 * news: without this it would be held for ever.
+		 */
 		if (kill((pid_t)n->tgid, 0) && errno == ESRCH)
-			n->gone = true;
-		else
+			process_gone(c, n->tgid);
+		/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
+		else if (n->needs_proc)
 			vcpu_map_scan(&c->vcpus, "/proc", n->tgid);
 	}
 }

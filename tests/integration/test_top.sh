@@ -72,7 +72,9 @@ done
 "$TOP" -v -b -d 0.2 -p 'top-churn' >"$TMP/churn.out" 2>"$TMP/churn.err" &
 tp=$!
 # state_after N: the last -v line once the churned VMs have all gone (quiet frames)
-state_now() { tail -1 "$TMP/churn.err"; }
+state_now() { grep -F ' names, ' "$TMP/churn.err" | tail -1; }
+# held_names: the names the last -v frame lists (whose a leak is)
+held_names() { tac "$TMP/churn.err" | sed -n '/ names, /q;s/^kvmmmu-top: state: name //p' | tr '\n' ';'; }
 heap_now() { state_now | sed -n 's/.*heap in use \([0-9]*\) KiB.*/\1/p'; }
 # released: the session holds nothing of the churned VMs (the last one leaves
 # after its 3 marked frames; on one busy CPU that can take a while)
@@ -99,7 +101,8 @@ settled
 s2=$(state_now) h2=$(heap_now)
 kill -INT $tp
 wait $tp
-check top/churn-state-released "after 300 VMs: $s2" \
+held=$(held_names)
+check top/churn-state-released "after 300 VMs: $s2 ${held:+(held: $held)}" \
 	eval 'echo "$s2" | grep -qF "$NOTHING_HELD"'
 if ldd "$TOP" 2>/dev/null | grep -q libasan; then
 	# ASan's allocator: mallinfo2() says nothing (the other two passes check it)
