@@ -416,6 +416,8 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.filter_pids = opts->command || (opts->n_specs && !has_name_specs(opts)),
 		.walk_hist = opts->walk_hist,
 		.sample_every = opts->sample_every,
+		.lock = opts->lock,
+		.events = opts->events,
 	};
 	int pids[MAX_TRACED], running[MAX_TRACED], err;
 	size_t n_pids = 0, n_running;
@@ -437,8 +439,6 @@ int session_open(struct session *s, const struct session_opts *opts)
 	err = collector_open(&s->c, &copts);
 	if (err)
 		return err;
-	/* the lock and lifecycle probes cost events too: only when their figures are wanted */
-	mmu_extras_open(&s->extras, &s->c, opts->lock, opts->events);
 	if (opts->command) {
 		err = start_command(s);
 		if (err) {
@@ -479,7 +479,7 @@ void session_wait(struct session *s, int timeout_ms)
 	if (timeout_ms > 0)
 		collector_poll(&s->c, timeout_ms);
 	collector_tick(&s->c);
-	mmu_extras_cap(&s->extras, &s->timeline_seen); /* a long run's timeline stays bounded */
+	collector_cap_timeline(&s->c, &s->timeline_seen); /* a long run's timeline stays bounded */
 	n = collector_take_new(&s->c, &pids);
 	find_targets(s, pids, n);
 	kvm_stats_tick(s, pids, n);
@@ -524,7 +524,7 @@ int session_read(struct session *s, struct model *m, bool final)
 	session_wait(s, 0);
 	/* kvmmmu's figures, then KVM's at once: the closest two readings of a running VM get */
 	read_at = sysinfo_monotonic();
-	err = collector_read(&s->c, m, final);
+	err = collector_read(&s->c, m, final); /* every object's figures */
 	for (size_t i = 0; i < s->n_kvm; i++) {
 		int r = vm_stats_refresh(&s->kvm[i]);
 
@@ -535,8 +535,6 @@ int session_read(struct session *s, struct model *m, bool final)
 		s->kvm_refresh_note |= r != 0;
 	}
 	s->kvm_read_gap = sysinfo_monotonic() - read_at;
-	if (!err)
-		err = mmu_extras_read(&s->extras, &s->c, m);
 	if (!err)
 		retain_traced(s, m);
 	if (!final)
@@ -554,8 +552,7 @@ void session_forget(struct session *s, int pid)
 {
 	size_t kept = 0;
 
-	collector_forget_process(&s->c, pid);
-	s->timeline_seen -= mmu_extras_forget(&s->extras, pid, s->timeline_seen);
+	collector_forget_process(&s->c, pid, &s->timeline_seen);
 	for (size_t i = 0; i < s->n_kvm; i++) {
 		if (s->kvm[i].pid == pid) {
 			vm_stats_close(&s->kvm[i]);
@@ -570,7 +567,7 @@ void session_forget(struct session *s, int pid)
 
 void session_trim_timeline(struct session *s)
 {
-	s->timeline_seen -= mmu_extras_trim(&s->extras, s->timeline_seen);
+	collector_trim_timeline(&s->c, &s->timeline_seen);
 }
 
 void session_stop(struct session *s)
@@ -582,7 +579,6 @@ void session_close(struct session *s)
 {
 	if (s->release_fd >= 0)
 		close(s->release_fd);
-	mmu_extras_close(&s->extras);
 	collector_close(&s->c); /* also after a failed open: it frees what it had */
 	for (size_t i = 0; i < s->n_kvm; i++)
 		vm_stats_close(&s->kvm[i]);

@@ -16,7 +16,6 @@
 #include <sys/types.h>
 
 #include "collector.h"
-#include "mmu_extras.h"
 #include "model.h"
 #include "procs.h"
 #include "snapshot.h"
@@ -41,9 +40,8 @@ struct session_opts {
 
 struct session {
 	struct session_opts opts;
-	struct collector c;
-	struct mmu_extras extras;
-	int *traced; /* the VMs -p or the command selected, as they appear; sorted */
+	struct collector c; /* every BPF object, and what they saw */
+	int *traced;	    /* the VMs -p or the command selected, as they appear; sorted */
 	size_t n_traced, cap_traced;
 	pid_t child; /* the command; 0 once reaped */
 	pid_t parent;

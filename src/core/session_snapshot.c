@@ -34,7 +34,7 @@ static int own_names(struct snapshot *snap)
 static int fill_facts(const struct session *s, struct snapshot *snap)
 {
 	const struct collector *c = &s->c;
-	const struct mmu_extras *x = &s->extras;
+	const struct mmu_extras *x = s->c.extras;
 
 	snap->func_mode = c->func_mode;
 	snap->done_event = c->done_event;
@@ -72,7 +72,7 @@ int session_facts(const struct session *s, struct snapshot *snap)
 
 int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 {
-	const struct mmu_extras *x = &s->extras;
+	const struct mmu_extras *x = s->c.extras;
 	int err;
 
 	memset(snap, 0, sizeof(*snap));

@@ -227,7 +227,7 @@ static void print_state(const struct top *t)
 	fprintf(stderr,
 		"kvmmmu-top: state: %zu names, %zu retired threads, %zu timeline events, %zu "
 		"exited VMs shown, %zu VMs' KVM counters; heap in use %zu KiB\n",
-		t->s.c.n_names, t->s.c.n_retired, t->s.extras.n_timeline, t->n_gone, t->s.n_kvm,
+		t->s.c.n_names, t->s.c.n_retired, t->s.c.extras->n_timeline, t->n_gone, t->s.n_kvm,
 		mi.uordblks / 1024);
 	/* a few held names, so that a leak says whose it is */
 	for (size_t i = 0; i < t->s.c.n_names && i < 4; i++) {

@@ -13,6 +13,7 @@
 #include "faults.skel.h"
 #include "ksyms.h"
 #include "log.h"
+#include "mmu_extras.h"
 #include "prog_info.h"
 #include "threads.h"
 #include "sysinfo.h"
@@ -473,6 +474,15 @@ static unsigned int kretprobe_maxactive(unsigned int max_threads)
 	return max_threads;
 }
 
+/* The lock and lifecycle objects share the faults object's filter, thread map and ring set. */
+static int open_extras(struct collector *c)
+{
+	c->extras = calloc(1, sizeof(*c->extras));
+	if (!c->extras)
+		return -ENOMEM;
+	return mmu_extras_open(c->extras, c, c->opts.lock, c->opts.events);
+}
+
 int collector_open(struct collector *c, const struct collector_opts *opts)
 {
 	enum attach_kind func_kind[N_FUNC];
@@ -576,7 +586,8 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 		if (!retry) {
 			c->health[c->n_health++] = &c->skel->bss->health;
 			map_lock_table(c);
-			return collector_open_news(c);
+			err = collector_open_news(c);
+			return err ? err : open_extras(c);
 		}
 		err = check_forced_mode(c, func_kind);
 		if (err) {
@@ -689,6 +700,9 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 
 void collector_close(struct collector *c)
 {
+	if (c->extras)
+		mmu_extras_close(c->extras);
+	free(c->extras);
 	collector_free_threads(c);
 	if (c->lock_table)
 		munmap(c->lock_table, sizeof(*c->lock_table));

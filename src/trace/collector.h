@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The collector: chooses how to attach each probe on this kernel, loads and
- * attaches bpf/faults.bpf.c, and reads its maps into the model.
+ * attaches the BPF objects (bpf/faults.bpf.c, and with it the mmu_lock and
+ * MMU-lifecycle objects of mmu_extras.h), and reads their maps into the model.
  */
 #ifndef KVMMMU_COLLECTOR_H
 #define KVMMMU_COLLECTOR_H
@@ -60,6 +61,9 @@ struct collector_opts {
 	unsigned int max_threads;
 	/* time 1 fault in N for the latency histograms; 0 or 1: every fault */
 	unsigned int sample_every;
+	/* the lock and lifecycle objects cost events too: only when their figures are wanted */
+	bool lock;   /* mmu_lock waits (bpf/mmu_lock.bpf.c) */
+	bool events; /* the MMU lifecycle and its timeline (bpf/mmu_events.bpf.c) */
 };
 
 /* A thread that exited: its last figures, kept once its map entries are freed. */
@@ -74,6 +78,7 @@ typedef void (*collector_retire_fn)(void *ctx, const struct kvmmmu_thread_key *k
 #define COLLECTOR_MAX_HOOKS 4
 
 struct faults_bpf;
+struct mmu_extras;
 
 /* A thread (or, with tid 0, a process) seen in the maps, named while it lived. */
 struct thread_name {
@@ -120,9 +125,14 @@ struct collector {
 	/* every BPF object's health counters (mmap'ed .bss), summed into each model */
 	const struct kvmmmu_health *health[COLLECTOR_MAX_HOOKS];
 	size_t n_health;
+	struct mmu_extras *extras; /* the other two objects, and the timeline */
 };
 
-/* Decodes RET_PF_* (BTF, then tracefs), then chooses, loads and attaches. */
+/*
+ * Decodes RET_PF_* (BTF, then tracefs), then chooses, loads and attaches the
+ * faults object, then the others asked for (what fails of those is left off,
+ * with reasons).
+ */
 int collector_open(struct collector *c, const struct collector_opts *opts);
 /*
  * Lets faults start counting, once every program of every object is
@@ -158,8 +168,9 @@ __u64 collector_prog_missed(const struct collector *c);
 int collector_add_object(struct collector *c, collector_retire_fn fn, void *ctx,
 			 const struct kvmmmu_health *health);
 /*
- * Reads every thread's figures into M (which must be empty). FINAL resolves
- * faults still waiting for an SPTE as spurious: at the end nothing follows them.
+ * Reads every thread's figures of every object into M (which must be empty).
+ * FINAL resolves faults still waiting for an SPTE as spurious: at the end
+ * nothing follows them.
  */
 int collector_read(struct collector *c, struct model *m, bool final);
 void collector_close(struct collector *c);
@@ -184,8 +195,16 @@ int probe_mode_parse(const char *s, enum probe_mode *mode);
 bool collector_hist_available(const struct collector *c, int hist, const char **why);
 /* Attaches BP of any object: kprobes through the collector's tracefs events (kprobes.h). */
 struct bpf_link *collector_attach_program(struct collector *c, struct bpf_program *bp);
-/* PID has exited and its last figures were reported: it leaves the collector (bounded state). */
-void collector_forget_process(struct collector *c, int pid);
+/*
+ * PID has exited and its last figures were reported: it leaves the collector
+ * (bounded state), its timeline events too; *TIMELINE_SEEN, the caller's
+ * index of events already shown, moves back by the shown ones that went.
+ */
+void collector_forget_process(struct collector *c, int pid, size_t *timeline_seen);
+/* The timeline events already shown go, but each VM's latest (mmu_extras_trim). */
+void collector_trim_timeline(struct collector *c, size_t *timeline_seen);
+/* The timeline stays under EXTRAS_MAX_TIMELINE events (mmu_extras_cap). */
+void collector_cap_timeline(struct collector *c, size_t *timeline_seen);
 /* Whether PID was seen and has exited since. */
 bool collector_process_gone(const struct collector *c, int pid);
 /* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "collector.h"
+#include "mmu_extras.h"
 #include "faults.skel.h"
 
 void collector_add_figures(struct collector *c, struct model *m,
@@ -139,7 +140,6 @@ int collector_read(struct collector *c, struct model *m, bool final)
 	/* exited threads: nothing follows their last event */
 	for (size_t i = 0; i < c->n_retired; i++)
 		add_thread(c, m, &c->retired[i].key, &c->retired[i].stats, true);
-	model_sort(m);
 	free(s);
-	return 0;
+	return mmu_extras_read(c->extras, c, m); /* sorts M */
 }

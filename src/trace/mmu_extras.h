@@ -2,8 +2,9 @@
 /*
  * The collector's second and third BPF objects: kvm->mmu_lock contention
  * (bpf/mmu_lock.bpf.c) and the MMU lifecycle with its dirty-log timeline
- * (bpf/mmu_events.bpf.c). They share the faults object's pid filter and
- * thread map, so they must be opened after collector_open().
+ * (bpf/mmu_events.bpf.c). They share the faults object's pid filter, thread
+ * map and ring-buffer set: collector_open() opens them once the faults
+ * object is attached, and the collector's calls read, trim and close them.
  */
 #ifndef KVMMMU_MMU_EXTRAS_H
 #define KVMMMU_MMU_EXTRAS_H

@@ -19,6 +19,7 @@
 #include "array.h"
 #include "faults.skel.h"
 #include "log.h"
+#include "mmu_extras.h"
 #include "threads.h"
 #include "vm_name.h"
 
@@ -277,10 +278,11 @@ void collector_tick(struct collector *c)
 	}
 }
 
-void collector_forget_process(struct collector *c, int pid)
+void collector_forget_process(struct collector *c, int pid, size_t *timeline_seen)
 {
 	size_t kept = 0;
 
+	*timeline_seen -= mmu_extras_forget(c->extras, pid, *timeline_seen);
 	for (size_t i = 0; i < c->n_retired; i++)
 		if ((int)c->retired[i].key.tgid != pid)
 			c->retired[kept++] = c->retired[i];
@@ -312,6 +314,16 @@ void collector_forget_process(struct collector *c, int pid)
 			free(k);
 	}
 	vcpu_map_forget(&c->vcpus, pid);
+}
+
+void collector_trim_timeline(struct collector *c, size_t *timeline_seen)
+{
+	*timeline_seen -= mmu_extras_trim(c->extras, *timeline_seen);
+}
+
+void collector_cap_timeline(struct collector *c, size_t *timeline_seen)
+{
+	mmu_extras_cap(c->extras, timeline_seen);
 }
 
 bool collector_process_gone(const struct collector *c, int pid)
