@@ -83,10 +83,17 @@ struct preempt_notifier {
 	struct hlist_node link;
 };
 
+struct kvm_vcpu_arch {
+	struct {
+		int _opaque;
+	} root_mmu; /* struct kvm_mmu: only its address is used */
+};
+
 struct kvm_vcpu {
 	struct kvm *kvm;
 	struct preempt_notifier preempt_notifier;
 	int vcpu_id;
+	struct kvm_vcpu_arch arch;
 };
 
 struct kvm_page_fault {

@@ -197,16 +197,38 @@ int BPF_KRETPROBE(kvm_mmu_load_kretprobe)
 	return on_root_load_exit();
 }
 
-SEC("fentry/kvm_mmu_unload")
-int BPF_PROG(kvm_mmu_unload_fentry)
+/* KVM_MMU_ROOT_CURRENT and the KVM_MMU_NUM_PREV_ROOTS (3) previous roots */
+#define EVERY_ROOT 0xfUL
+
+/*
+ * An unload: every root of the vCPU's own MMU freed at once. Counted in
+ * kvm_mmu_free_roots(), not kvm_mmu_unload(), which 6.1 and 6.12 inline into
+ * kvm_mmu_reset_context() (the role changes the roots seed is about), so its
+ * probe saw none of those. The nested guest_mmu's roots are not the vCPU's.
+ */
+static __always_inline int on_free_roots(void *mmu, unsigned long roots)
 {
+	struct kvm_vcpu *vcpu;
+
+	if ((roots & EVERY_ROOT) != EVERY_ROOT)
+		return 0;
+	vcpu = current_vcpu();
+	if (!vcpu || mmu != (void *)vcpu + bpf_core_field_offset(struct kvm_vcpu, arch) +
+				     bpf_core_field_offset(struct kvm_vcpu_arch, root_mmu))
+		return 0;
 	return count(KVMMMU_ROOT_UNLOADS);
 }
 
-SEC("kprobe/kvm_mmu_unload")
-int BPF_KPROBE(kvm_mmu_unload_kprobe)
+SEC("fentry/kvm_mmu_free_roots")
+int BPF_PROG(kvm_mmu_free_roots_fentry, void *kvm, void *mmu, unsigned long roots)
 {
-	return count(KVMMMU_ROOT_UNLOADS);
+	return on_free_roots(mmu, roots);
+}
+
+SEC("kprobe/kvm_mmu_free_roots")
+int BPF_KPROBE(kvm_mmu_free_roots_kprobe, void *kvm, void *mmu, unsigned long roots)
+{
+	return on_free_roots(mmu, roots);
 }
 
 /* The first fields of kvm_userspace_memory_region(2) and of kvm_(clear_)dirty_log. */

@@ -565,6 +565,24 @@ void session_forget(struct session *s, int pid)
 	malloc_trim(0);
 }
 
+void session_held(const struct session *s, struct session_held *h)
+{
+	h->names = s->c.n_names;
+	h->retired_threads = s->c.n_retired;
+	h->timeline_events = s->c.extras ? s->c.extras->n_timeline : 0;
+	h->kvm_counters = s->n_kvm;
+}
+
+void session_print_held_names(const struct session *s, FILE *f, const char *prefix, size_t max)
+{
+	for (size_t i = 0; i < s->c.n_names && i < max; i++) {
+		const struct thread_name *n = &s->c.names[i];
+
+		fprintf(f, "%s%d/%d %s%s\n", prefix, n->tgid, n->tid, n->comm,
+			n->gone ? " (exited)" : "");
+	}
+}
+
 void session_trim_timeline(struct session *s)
 {
 	collector_trim_timeline(&s->c, &s->timeline_seen);

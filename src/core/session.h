@@ -100,6 +100,16 @@ void session_forget(struct session *s, int pid);
  * timeline grows for as long as it runs (the exporter, every scrape).
  */
 void session_trim_timeline(struct session *s);
+/* What a session holds of the VMs it has seen: a long run's must stay bounded. */
+struct session_held {
+	size_t names;		/* threads and processes named */
+	size_t retired_threads; /* exited threads' last figures */
+	size_t timeline_events;
+	size_t kvm_counters; /* VMs whose KVM stats fds are open */
+};
+void session_held(const struct session *s, struct session_held *h);
+/* Writes the first MAX names held ("PID/TID COMM", "(exited)"), a line each after PREFIX. */
+void session_print_held_names(const struct session *s, FILE *f, const char *prefix, size_t max);
 /* KVM's counters: intervals start here. */
 void session_mark(struct session *s);
 bool session_is_traced(const struct session *s, int pid);

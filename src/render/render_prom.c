@@ -440,7 +440,8 @@ static void mmu_events(struct ctx *x)
 		 KVMMMU_MEMSLOT_UPDATES},
 		{"kvmmmu_mmu_root_loads_total", "MMU roots (re)loaded (kvm_mmu_load)",
 		 KVMMMU_ROOT_LOADS},
-		{"kvmmmu_mmu_root_unloads_total", "MMU roots unloaded (kvm_mmu_unload)",
+		{"kvmmmu_mmu_root_unloads_total",
+		 "MMU unloads: every root of a vCPU MMU freed at once (kvm_mmu_free_roots)",
 		 KVMMMU_ROOT_UNLOADS},
 	};
 

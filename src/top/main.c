@@ -223,19 +223,16 @@ static void print_frame(struct top *t)
 static void print_state(const struct top *t)
 {
 	struct mallinfo2 mi = mallinfo2();
+	struct session_held h;
 
+	session_held(&t->s, &h);
 	fprintf(stderr,
 		"kvmmmu-top: state: %zu names, %zu retired threads, %zu timeline events, %zu "
 		"exited VMs shown, %zu VMs' KVM counters; heap in use %zu KiB\n",
-		t->s.c.n_names, t->s.c.n_retired, t->s.c.extras->n_timeline, t->n_gone, t->s.n_kvm,
+		h.names, h.retired_threads, h.timeline_events, t->n_gone, h.kvm_counters,
 		mi.uordblks / 1024);
 	/* a few held names, so that a leak says whose it is */
-	for (size_t i = 0; i < t->s.c.n_names && i < 4; i++) {
-		const struct thread_name *n = &t->s.c.names[i];
-
-		fprintf(stderr, "kvmmmu-top: state: name %d/%d %s%s\n", n->tgid, n->tid, n->comm,
-			n->gone ? " (exited)" : "");
-	}
+	session_print_held_names(&t->s, stderr, "kvmmmu-top: state: name ", 4);
 }
 
 static int run_batch(struct top *t)

@@ -276,13 +276,32 @@ static int on_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* FUNC's probe: fentry, kprobe or none, its programs PROGS (named *probe for kprobes) loaded to
+ * match. */
+static struct probe_status *choose_function(struct mmu_extras *x, struct collector *c,
+					    const char *func, const char *const *progs, size_t n)
+{
+	struct probe_status *p = new_probe(x, NULL, func);
+
+	p->kind = collector_choose_function(c, func, p->why, sizeof(p->why));
+	for (size_t i = 0; i < n; i++)
+		bpf_program__set_autoload(
+			bpf_object__find_program_by_name(x->events->obj, progs[i]),
+			p->kind == (strstr(progs[i], "probe") ? ATTACH_KPROBE : ATTACH_FENTRY));
+	return p;
+}
+
 static int open_events(struct mmu_extras *x, struct collector *c)
 {
 	static const char *const ioctl_progs[] = {"sys_enter_ioctl", "sys_exit_ioctl"};
-	static const char *const root_progs[] = {"kvm_mmu_load_fentry",	   "kvm_mmu_load_fexit",
-						 "kvm_mmu_unload_fentry",  "kvm_mmu_load_kprobe",
-						 "kvm_mmu_load_kretprobe", "kvm_mmu_unload_kprobe"};
-	struct probe_status *tps[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])], *ioctls, *roots;
+	static const char *const load_progs[] = {"kvm_mmu_load_fentry", "kvm_mmu_load_fexit",
+						 "kvm_mmu_load_kprobe", "kvm_mmu_load_kretprobe"};
+	static const char *const unload_progs[] = {"kvm_mmu_free_roots_fentry",
+						   "kvm_mmu_free_roots_kprobe"};
+	struct probe_status *tps[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])], *ioctls, *loads,
+		*unloads;
 	bool raw[sizeof(lifecycle_tps) / sizeof(lifecycle_tps[0])] = {};
 	size_t first_probe = x->n_probes;
 	int err;
@@ -306,13 +325,9 @@ again:
 		bpf_program__set_autoload(x->events->progs.sys_enter_ioctl, false);
 		bpf_program__set_autoload(x->events->progs.sys_exit_ioctl, false);
 	}
-	roots = new_probe(x, NULL, "kvm_mmu_load/unload");
-	roots->kind = collector_choose_function(c, "kvm_mmu_load", roots->why, sizeof(roots->why));
-	for (size_t i = 0; i < sizeof(root_progs) / sizeof(root_progs[0]); i++)
-		bpf_program__set_autoload(
-			bpf_object__find_program_by_name(x->events->obj, root_progs[i]),
-			roots->kind ==
-				(strstr(root_progs[i], "probe") ? ATTACH_KPROBE : ATTACH_FENTRY));
+	loads = choose_function(x, c, "kvm_mmu_load", load_progs, ARRAY_LEN(load_progs));
+	unloads =
+		choose_function(x, c, "kvm_mmu_free_roots", unload_progs, ARRAY_LEN(unload_progs));
 	err = bpf_map__reuse_fd(x->events->maps.traced_pids,
 				bpf_map__fd(c->skel->maps.traced_pids));
 	if (!err)
@@ -342,14 +357,16 @@ again:
 			snprintf(tps[i]->why, sizeof(tps[i]->why), "load failed: %s",
 				 strerror(-err));
 		}
-		ioctls->kind = roots->kind = ATTACH_NONE;
+		ioctls->kind = loads->kind = unloads->kind = ATTACH_NONE;
 		snprintf(ioctls->why, sizeof(ioctls->why), "load failed: %s", strerror(-err));
-		snprintf(roots->why, sizeof(roots->why), "load failed: %s", strerror(-err));
+		snprintf(loads->why, sizeof(loads->why), "load failed: %s", strerror(-err));
+		snprintf(unloads->why, sizeof(unloads->why), "load failed: %s", strerror(-err));
 		return err;
 	}
-	if (roots->kind != ATTACH_NONE)
-		attach_chosen(x, x->events->obj, roots, root_progs,
-			      sizeof(root_progs) / sizeof(root_progs[0]));
+	if (loads->kind != ATTACH_NONE)
+		attach_chosen(x, x->events->obj, loads, load_progs, ARRAY_LEN(load_progs));
+	if (unloads->kind != ATTACH_NONE)
+		attach_chosen(x, x->events->obj, unloads, unload_progs, ARRAY_LEN(unload_progs));
 	for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++)
 		attach_tp(x, x->events->obj, tps[i]);
 	if (ioctls->kind != ATTACH_NONE)
@@ -455,7 +472,7 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
 		err = read_lock(x, c, m);
 	if (!err && x->events_ok)
 		err = read_events(x, c, m);
-	model_sort(m);
+	model_sort(m); /* the faults object's rows and ours */
 	return err;
 }
 
