@@ -293,12 +293,23 @@ struct fault_view {
 #define FAULT_SPAN 32 /* bytes from ->addr that hold ->write and ->is_tdp (16 on 5.16..6.12) */
 
 /*
- * One read of the fault's first bytes, not one per field: each
- * bpf_probe_read_kernel() costs about as much as a map lookup. The offsets
- * are CO-RE relocated constants; a layout that puts a field beyond the span
- * reads it on its own.
+ * The fields of a tp_btf program's FAULT, a typed pointer: direct loads (the
+ * verifier turns them into fault-tolerant loads), not bpf_probe_read_kernel(),
+ * which costs about as much as a map lookup. CO-RE relocates each offset.
  */
-static __always_inline void read_fault(struct kvm_page_fault *fault, struct fault_view *v)
+static __always_inline void read_fault_btf(struct kvm_page_fault *fault, struct fault_view *v)
+{
+	v->addr = fault->addr;
+	v->write = fault->write;
+	v->is_tdp = bpf_core_field_exists(fault->is_tdp) ? fault->is_tdp : false;
+}
+
+/*
+ * A raw_tp program's FAULT is a plain number: one read of the fault's first
+ * bytes, not one per field. The offsets are CO-RE relocated constants; a
+ * layout that puts a field beyond the span reads it on its own.
+ */
+static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct fault_view *v)
 {
 	__u32 base = bpf_core_field_offset(fault->addr);
 	__u32 w = bpf_core_field_offset(fault->write) - base;
@@ -334,7 +345,7 @@ static __always_inline bool walk_is_fault_s(const struct fault_view *f, __u64 wa
 }
 TP_PAIR(kvm_mmu_walker_error, on_walker_error(), u32 pferr)
 
-static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
+static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool btf)
 {
 	struct kvmmmu_thread_stats *s = thread();
 	struct fault_view f;
@@ -343,7 +354,10 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 		return 0;
 	resolve_pending(s);
 	s->counters[KVMMMU_SPTE_REQUESTED]++;
-	read_fault(fault, &f);
+	if (btf)
+		read_fault_btf(fault, &f);
+	else
+		read_fault_raw(fault, &f);
 	if (s->st.walked && !walk_is_fault_s(&f, s->st.walk_addr))
 		s->st.walked = 0;
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
@@ -358,9 +372,37 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault)
 	s->st.tdp_mmu_fault = f.is_tdp && thread_vm_tdp_mmu(s);
 	return 0;
 }
-TP_PAIR(kvm_mmu_spte_requested, on_spte_requested(fault), struct kvm_page_fault *fault)
+TP_PAIR_TYPED(kvm_mmu_spte_requested, on_spte_requested(fault, true),
+	      on_spte_requested(fault, false), struct kvm_page_fault *fault)
 
 #define SPTE_WRITABLE (1ULL << 1) /* PT_WRITABLE_MASK, and VMX_EPT_WRITABLE_MASK too */
+
+/* 6.2+: a pointer as a read-only typed one, loaded directly (fault-tolerant, no helper call). */
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+/* Set by user space when the kernel has bpf_rdonly_cast (its call is dead code otherwise). */
+const volatile bool have_rdonly_cast = false;
+
+/* A vmlinux struct of one unsigned long (x86-64): what an SPTE pointer is cast to. */
+struct pgprot {
+	unsigned long pgprot;
+} __attribute__((preserve_access_index));
+
+/*
+ * Whether *SPTEP is writable (or unreadable: then the fault is not taken for
+ * write-protected). A tp_btf program loads it directly where the kernel has
+ * bpf_rdonly_cast; a raw_tp one (and 6.1) reads it by helper.
+ */
+static __always_inline bool spte_writable(u64 *sptep, bool btf)
+{
+	struct pgprot *p;
+	u64 spte;
+
+	if (btf && have_rdonly_cast) {
+		p = bpf_rdonly_cast(sptep, bpf_core_type_id_kernel(struct pgprot));
+		return p->pgprot & SPTE_WRITABLE;
+	}
+	return bpf_probe_read_kernel(&spte, sizeof(spte), sptep) || (spte & SPTE_WRITABLE);
+}
 
 /*
  * The SPTE of the request was set. Fixed, but: the TDP MMU traces this for a
@@ -369,11 +411,10 @@ TP_PAIR(kvm_mmu_spte_requested, on_spte_requested(fault), struct kvm_page_fault 
  * e.g. a shadowed guest page table) returns WRITE_PROTECTED (EMULATE before
  * 6.12), from either MMU.
  */
-static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep)
+static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool btf)
 {
 	struct kvmmmu_thread_stats *s = thread();
 	int ret = ret_pf_fixed;
-	u64 spte = 0;
 
 	if (!s)
 		return 0;
@@ -386,14 +427,14 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep)
 	if (s->st.tdp_mmu_fault &&
 	    (s->st.changed_level != (__u32)level || s->st.changed_gfn != gfn))
 		ret = ret_pf_spurious;
-	else if (s->st.fault_write && !bpf_probe_read_kernel(&spte, sizeof(spte), sptep) &&
-		 !(spte & SPTE_WRITABLE))
+	else if (s->st.fault_write && !spte_writable(sptep, btf))
 		ret = ret_pf_write_protected;
 	close_fault(s, ret, s->st.walk_ts ? bpf_ktime_get_ns() : 0);
 	s->st.walked = 0;
 	return 0;
 }
-TP_PAIR(kvm_mmu_set_spte, on_set_spte(level, gfn, sptep), int level, gfn_t gfn, u64 *sptep)
+TP_PAIR_TYPED(kvm_mmu_set_spte, on_set_spte(level, gfn, sptep, true),
+	      on_set_spte(level, gfn, sptep, false), int level, gfn_t gfn, u64 *sptep)
 
 static __always_inline int on_mark_mmio_spte(void)
 {

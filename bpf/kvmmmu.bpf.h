@@ -152,19 +152,25 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	return t->ready ? t : NULL;
 }
 
-/* A tracepoint handler twice: tp_btf (typed, cheapest) and raw_tp (for kernels without BTF for it).
+/*
+ * A tracepoint handler twice: tp_btf (typed, cheapest) and raw_tp (for kernels
+ * without BTF for it), each with its body: a tp_btf program may load through
+ * its typed pointers.
  */
-#define TP_PAIR(event, body_call, ...)                                                             \
+#define TP_PAIR_TYPED(event, btf_body_call, raw_body_call, ...)                                    \
 	SEC("tp_btf/" #event)                                                                      \
 	int BPF_PROG(event##_btf, ##__VA_ARGS__)                                                   \
 	{                                                                                          \
-		return body_call;                                                                  \
+		return btf_body_call;                                                              \
 	}                                                                                          \
 	SEC("raw_tp/" #event)                                                                      \
 	int BPF_PROG(event##_raw, ##__VA_ARGS__)                                                   \
 	{                                                                                          \
-		return body_call;                                                                  \
+		return raw_body_call;                                                              \
 	}
+
+/* The same, one body for both. */
+#define TP_PAIR(event, body_call, ...) TP_PAIR_TYPED(event, body_call, body_call, ##__VA_ARGS__)
 
 /* The same, for tracepoints whose arguments the body does not read (and which vary by kernel). */
 #define TP_PAIR_NO_ARGS(event, body_call)                                                          \

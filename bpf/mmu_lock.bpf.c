@@ -86,15 +86,15 @@ static __always_inline struct kvmmmu_lock_stats *thread(void)
 }
 
 /*
- * Whether the thread is handling a fault, from the faults object's state:
- * inside kvm_mmu_page_fault (function probes), or between a guest walk and
- * its SPTE (the shadow path, when only tracepoints are there).
+ * The thread's faults entry when it is handling a fault: inside
+ * kvm_mmu_page_fault (function probes), or between a guest walk and its SPTE
+ * (the shadow path, when only tracepoints are there). NULL otherwise.
  */
-static __always_inline bool in_fault(const struct kvmmmu_thread_key *key)
+static __always_inline struct kvmmmu_thread_stats *in_fault(const struct kvmmmu_thread_key *key)
 {
 	struct kvmmmu_thread_stats *t = bpf_map_lookup_elem(&thread_stats, key);
 
-	return t && (t->st.in_fault || t->st.walked);
+	return t && t->id.ready && (t->st.in_fault || t->st.walked) ? t : NULL;
 }
 
 /* Begin: only a clock read and a per-CPU store, once the lock is known to be traced. */
@@ -125,6 +125,7 @@ static __always_inline int begin(void *lock, __u32 mode)
  */
 static __always_inline int end(void *lock)
 {
+	struct kvmmmu_thread_stats *f;
 	struct kvmmmu_thread_key key;
 	struct kvmmmu_lock_stats *s;
 	struct kvmmmu_lock_wait *w;
@@ -142,15 +143,17 @@ static __always_inline int end(void *lock)
 	ns = bpf_ktime_get_ns() - w->begin_ts;
 	mode = w->mode == KVMMMU_LOCK_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ;
 	w->lock = 0;
+	/* a fault's wait goes to the faults entry, which the in-fault test finds anyway */
+	f = in_fault(&key);
+	if (f) {
+		kvmmmu_hist_add(&f->lock_wait[mode], ns);
+		return 0;
+	}
 	s = thread();
 	if (!s)
 		return 0;
-	if (in_fault(&key)) {
-		kvmmmu_hist_add(&s->wait_hist[mode], ns);
-	} else {
-		s->other_waits[mode]++;
-		s->other_wait_ns[mode] += ns;
-	}
+	s->other_waits[mode]++;
+	s->other_wait_ns[mode] += ns;
 	return 0;
 }
 

@@ -119,6 +119,13 @@ struct kvmmmu_thread_news {
 	struct kvmmmu_thread_id id; /* NEW only */
 };
 
+/* How a kvm->mmu_lock wait wanted the lock (bpf/mmu_lock.bpf.c). */
+enum kvmmmu_lock_mode {
+	KVMMMU_LOCK_READ,
+	KVMMMU_LOCK_WRITE,
+	KVMMMU_LOCK_MODES,
+};
+
 struct kvmmmu_thread_stats {
 	struct kvmmmu_thread_id id;
 	/* state and counters first: every event touches them, few touch a histogram */
@@ -128,15 +135,15 @@ struct kvmmmu_thread_stats {
 	/* faults by path and RET_PF_* outcome: each counted fault once */
 	__u64 outcomes[KVMMMU_N_FAULT_PATHS][KVMMMU_RET_PF_SLOTS];
 	struct kvmmmu_hist hist[KVMMMU_N_HISTS];
+	/*
+	 * mmu_lock waits inside fault handling, written by the mmu_lock object:
+	 * here, where its test of "inside a fault" looks anyway, they cost one
+	 * map lookup, not two.
+	 */
+	struct kvmmmu_hist lock_wait[KVMMMU_LOCK_MODES];
 };
 
 /* ---- kvm->mmu_lock contention (bpf/mmu_lock.bpf.c) ---- */
-
-enum kvmmmu_lock_mode {
-	KVMMMU_LOCK_READ,
-	KVMMMU_LOCK_WRITE,
-	KVMMMU_LOCK_MODES,
-};
 
 /*
  * The traced VMs' mmu_lock addresses, learned by the faults object from each
@@ -170,13 +177,11 @@ struct kvmmmu_lock_wait {
 	__u32 pad;
 };
 
+/* Waits outside fault handling (root loads, zaps, ioctls); those inside are the faults entry's. */
 struct kvmmmu_lock_stats {
 	struct kvmmmu_thread_id id;
-	/* waits outside fault handling (root loads, zaps, ioctls): count and ns */
-	__u64 other_waits[KVMMMU_LOCK_MODES];
+	__u64 other_waits[KVMMMU_LOCK_MODES]; /* count */
 	__u64 other_wait_ns[KVMMMU_LOCK_MODES];
-	/* waits inside fault handling */
-	struct kvmmmu_hist wait_hist[KVMMMU_LOCK_MODES];
 };
 
 /* ---- MMU lifecycle and dirty logging (bpf/mmu_events.bpf.c) ---- */

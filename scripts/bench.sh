@@ -354,6 +354,8 @@ for ((i = 0; i < 8; i++)); do
 	VM_PIDS+=($!)
 done
 sleep 1
+# the files exist before the polls read them (a background job opens its own a moment later)
+: >"$TMP/cpu.out"
 "$BUILD/kvmmmu-hist" 1 >"$TMP/cpu.out" 2>&1 &
 TRACER_PIDS=($!)
 for ((i = 0; i < 300; i++)); do grep -q '^Tracing' "$TMP/cpu.out" && break; sleep 0.1; done
@@ -373,6 +375,7 @@ CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 10)
 stop_tracer
 echo "  kvmmmu-hist used ${CPU_PCT}% of a CPU (utime + stime over 10 s)"
 # the same VMs (still running) under kvmmmu-top, refreshed every second
+: >"$TMP/top.out"
 "$BUILD/kvmmmu-top" -b -d 1 >"$TMP/top.out" 2>&1 &
 TRACER_PIDS=($!)
 for ((i = 0; i < 300; i++)); do grep -q 'kvmmmu-top:' "$TMP/top.out" && break; sleep 0.1; done
@@ -401,6 +404,7 @@ echo "  kvmmmu-top on a 160x50 screen (tmux) used ${TOP_TUI_PCT}% of a CPU (utim
 # the same VMs under kvmmmu-exporter: 200 scrapes, each timed by curl and by
 # the exporter itself (kvmmmu_scrape_duration_seconds); its RSS after the
 # first 20 and after all of them (a scrape must free what it allocates)
+: >"$TMP/exp.out"
 "$BUILD/kvmmmu-exporter" --web.listen-address=127.0.0.1:0 >"$TMP/exp.out" 2>&1 &
 TRACER_PIDS=($!)
 EXP_PORT=

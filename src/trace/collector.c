@@ -293,6 +293,7 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 					     ? ret_pf_value(&c->ret_pf, "write_protected")
 					     : ro->ret_pf_emulate;
 	ro->tdp_mmu_param = sysinfo_tdp_mmu_param();
+	ro->have_rdonly_cast = kernel_btf_has_kfunc(&c->kb, "bpf_rdonly_cast");
 	ro->pf_exit_error_code_arg = pf_exit_error_code_arg(&c->kb);
 	ro->sample_every = c->opts.sample_every > 1 ? c->opts.sample_every : 1;
 }

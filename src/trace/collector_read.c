@@ -58,6 +58,7 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
 	memcpy(f.outcomes, s->outcomes, sizeof(f.outcomes));
 	memcpy(f.hist, s->hist, sizeof(f.hist));
+	memcpy(f.lock_wait, s->lock_wait, sizeof(f.lock_wait));
 	if (final && s->st.pending && !c->func_mode && !c->done_event) {
 		/* as resolve_pending() would: the TDP MMU traces its spurious faults */
 		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");

@@ -76,6 +76,11 @@ int kernel_btf_func_params(const struct kernel_btf *kb, const char *name)
 	return btf_vlen(proto);
 }
 
+bool kernel_btf_has_kfunc(const struct kernel_btf *kb, const char *name)
+{
+	return kb->vmlinux && btf__find_by_name_kind(kb->vmlinux, name, BTF_KIND_FUNC) > 0;
+}
+
 bool kernel_btf_has_tp_btf(const struct kernel_btf *kb, const char *event)
 {
 	struct btf *b = kernel_btf_kvm_types(kb);

@@ -23,6 +23,8 @@ bool kernel_btf_find_func(const struct kernel_btf *kb, const char *name, int *bt
 			  bool *in_module);
 /* How many parameters function NAME takes in this kernel's BTF; -ENOENT without a record. */
 int kernel_btf_func_params(const struct kernel_btf *kb, const char *name);
+/* Whether vmlinux has kfunc NAME (a FUNC record: kfuncs newer than the kernel have none). */
+bool kernel_btf_has_kfunc(const struct kernel_btf *kb, const char *name);
 /* Whether the kernel can attach tp_btf programs to tracepoint EVENT (btf_trace_EVENT). */
 bool kernel_btf_has_tp_btf(const struct kernel_btf *kb, const char *event);
 /* How many arguments tracepoint EVENT passes (btf_trace_EVENT's, less its __data); -ENOENT. */

@@ -403,7 +403,6 @@ static void add_lock(struct collector *c, struct model *m, const struct kvmmmu_t
 	if (!s->id.ready)
 		return;
 	memset(&f, 0, sizeof(f));
-	memcpy(f.lock_wait, s->wait_hist, sizeof(f.lock_wait));
 	memcpy(f.lock_other_waits, s->other_waits, sizeof(f.lock_other_waits));
 	memcpy(f.lock_other_wait_ns, s->other_wait_ns, sizeof(f.lock_other_wait_ns));
 	collector_add_figures(c, m, k, &s->id, &f);
