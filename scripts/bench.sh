@@ -582,6 +582,24 @@ printf '  default BPF ns/fault <= 0.25 of bpftrace:    %s / %s ns = %.2f   %s\n'
 ratio=$(awk -v a="$KB_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
 printf '  accounting-only BPF ns/fault <= 0.2:         %s / %s ns = %.2f   %s\n' "$KB_PF" "$BT_PF" \
 	"$ratio" "$(verdict "$ratio" 0.2)"
+# The floor of this program set: what its runs and clock reads cost with no
+# other work (an empty program per run; the clock as triv_hash_ktime less
+# triv_hash_tid), and with one thread lookup each (triv_hash_tid less
+# triv_empty), as every program but contention_begin does. Clock reads per
+# fault: the walk and the SPTE of each fault, and both ends of each wait.
+floor_line() { # CFG LABEL
+	awk -v c="$1" -v l="$2" -v bt="$BT_PF" -v e="$(ns_event "$1" base triv_empty)" \
+		-v h="$(ns_event "$1" base triv_hash_tid)" -v k="$(ns_event "$1" base triv_hash_ktime)" '
+		NR == FNR { if ($1 == c) F += $2; next }
+		$1 == c && $3 == "tracer" { n += $7; if ($4 ~ /^contention_/) w += $7; if ($4 ~ /^contention_begin/) b += $7 }
+		END { if (F == 0 || bt == 0 || e == 0) exit
+			runs = n / F; clocks = 2 + w / F; lookups = (n - b) / F
+			f0 = runs * e + clocks * (k - h); f1 = f0 + lookups * (h - e)
+			printf "  %s floor: %.2f runs and %.2f clock reads a fault = %.0f ns (%.2f of bpftrace); with a thread lookup each %.0f ns (%.2f)\n",
+				l, runs, clocks, f0, f0 / bt, f1, f1 / bt }' "$TMP/cost_faults" "$TMP/cost"
+}
+floor_line kvmmmu default
+floor_line kvmmmu-base accounting-only
 # Throughput cost from the paired medians, each against bpftrace's.
 tp_cost() { awk -v r="$1" 'BEGIN { printf "%.1f", 100 * (1 - r) }'; }
 read -r bt_pm < <(awk '$1 == "bpftrace" { print $4 }' "$TMP/summary")

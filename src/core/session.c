@@ -177,7 +177,10 @@ static void kvm_stats_update(struct session *s, struct vm_stats *v, int pid)
 	if (v->frozen)
 		return;
 	if (kill(pid, 0)) {
-		vm_stats_freeze(v); /* gone: the final values, then the fds go */
+		if (v->pid != pid)
+			vm_stats_missed(v, pid); /* gone before its first look (a VM of a few ms) */
+		else
+			vm_stats_freeze(v); /* gone: the final values, then the fds go */
 		return;
 	}
 	/*

@@ -111,9 +111,12 @@ bool prom_collector_ok(const struct snapshot *snap, enum prom_collector c)
 	case PROM_MMU_EVENTS:
 		return snap->events_ok;
 	case PROM_KVM_STATS:
-		for (size_t i = 0; i < snap->m.n_vms; i++)
-			if (!snapshot_kvm(snap, snap->m.vms[i].pid))
+		for (size_t i = 0; i < snap->m.n_vms; i++) {
+			const struct vm_stats *v = snapshot_kvm(snap, snap->m.vms[i].pid);
+
+			if (!v || v->missed)
 				return false;
+		}
 		return true;
 	default:
 		return true;

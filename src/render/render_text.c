@@ -222,6 +222,11 @@ static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, bool interva
 					    "pf_emulate", "pf_fast",  "pf_guest"};
 	bool any = false;
 
+	if (v && v->missed) {
+		fprintf(f, "    KVM counts: none (the VM exited before kvmmmu could take its "
+			   "statistics)\n");
+		return;
+	}
 	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++) {
 		uint64_t value;
 

@@ -279,6 +279,15 @@ void vm_stats_freeze(struct vm_stats *v)
 	v->frozen = true;
 }
 
+void vm_stats_missed(struct vm_stats *v, int pid)
+{
+	memset(v, 0, sizeof(*v));
+	v->vm.fd = -1;
+	v->pid = pid;
+	v->missed = true;
+	v->frozen = true;
+}
+
 size_t vm_stats_fds(const struct vm_stats *v)
 {
 	return v->frozen ? 0 : (v->have_vm ? 1 : 0) + v->n_vcpus;

@@ -44,6 +44,7 @@ struct vm_stats {
 	bool from_zero; /* the VMM started after tracing: everything it counted is ours */
 	bool vcpu_sums; /* from debugfs: vm holds the vCPU statistics summed, no vCPU has its own */
 	bool frozen;	/* the VMM exited: final values read, fds closed */
+	bool missed;	/* the VMM had exited when first looked at: KVM's counts were never read */
 	double first_scan, scanned_at; /* monotonic seconds: the caller's looks at its fds */
 };
 
@@ -72,6 +73,8 @@ int vm_stats_sum_since_mark(const struct vm_stats *v, const char *name, uint64_t
  * of descriptors). Refreshing a frozen VM does nothing.
  */
 void vm_stats_freeze(struct vm_stats *v);
+/* PID exited before its stats could be taken: V says so (missed), for the renderers. */
+void vm_stats_missed(struct vm_stats *v, int pid);
 /* Descriptors V holds open. */
 size_t vm_stats_fds(const struct vm_stats *v);
 /* A copy of SRC's values, baselines and marks, without fds (frozen): for snapshots. */

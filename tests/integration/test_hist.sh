@@ -264,6 +264,28 @@ if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	# a forced mode that this kernel cannot give fails; it does not fall back
 	bad forced-kprobe 1 --probe-mode kprobe -d 1
 fi
+# a VM gone before kvmmmu first looks for its stats fds (kvmmmu-hist stopped
+# while it runs): its faults are shown, and its KVM counts are said to be
+# missing, not left out without a word
+"$HIST" -d 60 --csv "$TMP/missed.hist.csv" >"$TMP/missed.out" 2>&1 &
+hist=$!
+if wait_tracing "$TMP/missed.out"; then
+	kill -STOP $hist
+	"$LOAD" --vcpus 1 --mem 4M --csv "$TMP/missed.csv" >/dev/null 2>&1 &
+	vmm=$!
+	wait $vmm
+	kill -CONT $hist
+	sleep 0.5
+	kill -INT $hist
+	wait $hist
+	check hist/vm-gone-before-stats-said "$(grep -A12 '^Summary' "$TMP/missed.out" | tail -8)" \
+		grep -q 'KVM counts: none (the VM exited before kvmmmu could take its statistics)' \
+		"$TMP/missed.out"
+	agree vm-gone-before-stats "$TMP/missed.hist.csv" "$TMP/missed.csv" $vmm 1
+else
+	kill $hist 2>/dev/null
+	fail hist/vm-gone-before-stats-said "kvmmmu-hist did not start: $(tail -2 "$TMP/missed.out")"
+fi
 # a VM that exists, a vCPU that does not: said at once, not after -d 30
 cp "$LOAD" "$TMP/vmm-vcpu"
 "$TMP/vmm-vcpu" --vcpus 1 --mem 4M --duration 20 >/dev/null 2>&1 &
