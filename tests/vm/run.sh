@@ -64,81 +64,8 @@ for a in $APPS; do
 	fi
 done
 
-# apt-get download drops to user _apt when root, which cannot write to $HOME.
-apt_opts=()
-[ "$(id -u)" = 0 ] && apt_opts=(-o APT::Sandbox::User=root)
-
-# fetch_kernel NAME: sets KV (uname -r) and KDIR (the cached vmlinuz and KVM
-# modules), downloading and extracting the Debian package on first use.
-# Returns 1 with WHY set on failure.
-fetch_kernel() {
-	local name=$1 pkg deb x ko rel dest log=$TMP/$1.fetch.log
-	# A metapackage names the current build; a build's own package names no other.
-	pkg=$(apt-cache depends "$KERNEL_PACKAGE" 2>/dev/null |
-		awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
-	if [ -z "$pkg" ] && apt-cache show "$KERNEL_PACKAGE" 2>/dev/null |
-		grep -q '^Depends:.*linux-base'; then
-		pkg=$KERNEL_PACKAGE
-	fi
-	if [ -z "$pkg" ]; then
-		# No package lists (offline, or apt-get update never ran): the last one used.
-		KV=$(cat "$CACHE/kernels/$name.release" 2>/dev/null)
-		KDIR=$CACHE/kernels/$KV
-		[ -n "$KV" ] && [ -e "$KDIR/.complete" ] && return 0
-		WHY="apt-cache knows no $KERNEL_PACKAGE, or no linux-image-<release> behind it (apt-get update?)"
-		return 1
-	fi
-	KV=${pkg#linux-image-}
-	KDIR=$CACHE/kernels/$KV
-	if [ ! -e "$KDIR/.complete" ]; then
-		mkdir -p "$CACHE/deb" "$CACHE/kernels" || { WHY="cannot create $CACHE"; return 1; }
-		deb=$(ls "$CACHE/deb/${pkg}_"*.deb 2>/dev/null | head -1)
-		if [ -z "$deb" ]; then
-			echo "  fetching $pkg"
-			if ! (cd "$CACHE/deb" && timeout 600 apt-get download "${apt_opts[@]}" "$pkg") \
-				>"$log" 2>&1; then
-				WHY="apt-get download $pkg failed:$(tail_of "$log" 5)"
-				return 1
-			fi
-			deb=$(ls "$CACHE/deb/${pkg}_"*.deb 2>/dev/null | head -1)
-		fi
-		echo "  extracting $deb"
-		x=$(mktemp -d "$CACHE/kernels/.extract.XXXXXX")
-		if ! dpkg-deb -x "$deb" "$x/pkg" 2>"$log" || [ ! -d "$x/pkg/lib/modules/$KV" ]; then
-			rm -rf "$x"
-			WHY="dpkg-deb -x $deb failed or has no lib/modules/$KV:$(tail_of "$log" 5)"
-			return 1
-		fi
-		# The package ships no modules.dep: make one to find kvm_amd's dependencies.
-		depmod -b "$x/pkg" "$KV" 2>"$log"
-		mkdir -p "$x/out/modules"
-		cp "$x/pkg/boot/vmlinuz-$KV" "$x/pkg/boot/config-$KV" "$x/out/"
-		cp "$x/pkg/lib/modules/$KV"/modules.{order,builtin,builtin.modinfo} "$x/out/modules/"
-		# Only KVM's modules, uncompressed (busybox modprobe reads plain .ko).
-		for ko in $(modprobe -d "$x/pkg" -S "$KV" --show-depends kvm_amd 2>>"$log" |
-			awk '$1 == "insmod" { print $2 }'); do
-			rel=${ko#"$x/pkg/lib/modules/$KV/"}
-			dest=$x/out/modules/${rel%.ko*}.ko
-			mkdir -p "$(dirname "$dest")"
-			case $ko in
-			*.ko.xz) xz -dc "$ko" >"$dest" ;;
-			*.ko.gz) gzip -dc "$ko" >"$dest" ;;
-			*.ko.zst) zstd -qdc "$ko" >"$dest" ;;
-			*) cp "$ko" "$dest" ;;
-			esac || { rm -rf "$x"; WHY="cannot decompress $ko"; return 1; }
-		done
-		if [ ! -e "$x/out/modules/kernel/arch/x86/kvm/kvm-amd.ko" ]; then
-			rm -rf "$x"
-			WHY="modprobe --show-depends kvm_amd found no kvm-amd.ko:$(tail_of "$log" 5)"
-			return 1
-		fi
-		rm -rf "$KDIR"
-		mv "$x/out" "$KDIR" && rm -rf "$x" && touch "$KDIR/.complete" ||
-			{ WHY="cannot populate $KDIR"; return 1; }
-	fi
-	echo "$KV" >"$CACHE/kernels/$name.release"
-	return 0
-}
+# shellcheck source=scripts/lib/distro-kernel.sh
+source scripts/lib/distro-kernel.sh
 
 # copy_with_libs ROOT FILE...: FILE and the shared libraries it needs, at their paths.
 copy_with_libs() {
