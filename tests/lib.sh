@@ -36,12 +36,24 @@ csv_value() {
 		'!/^#/ && $5 == s && $6 == m && $4 == v && $7 == "" { print $8; exit }' "$1"
 }
 
-# wait_tracing FILE: waits (10 s at most) for a tracer's "Tracing ..." line,
-# printed once its probes are attached.
+# wait_tracing FILE: waits for a tracer's "Tracing ..." line, printed once its
+# probes are attached: 2 min at most (a TCG guest takes 8-20 s to attach).
 wait_tracing() {
 	local _
-	for _ in $(seq 100); do
+	for _ in $(seq 1200); do
 		grep -q '^Tracing' "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# wait_for_row CSV METRIC PID: until a tracer's CSV (--csv, a row set each
+# interval) has a non-zero METRIC for PID; 2 min at most.
+wait_for_row() {
+	local _
+	for _ in $(seq 1200); do
+		awk -F, -v m="$2" -v p="$3" '!/^#/ && $2 == p && $6 == m && $8 > 0 { f = 1 } END { exit !f }' \
+			"$1" 2>/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
@@ -85,3 +97,33 @@ leaked_progs() {
 	done
 	echo "$n"
 }
+
+# What the host under test makes of a fault, so that each test states what it
+# expects of this host rather than of the one it was written on.
+# host_mmu: shadow (no nested paging, or npt/ept off: this CI kind's KVM),
+# tdp_mmu, or direct (nested paging on the legacy MMU, tdp_mmu=N).
+host_mmu() {
+	local tdp=N p
+	for p in /sys/module/kvm_amd/parameters/npt /sys/module/kvm_intel/parameters/ept; do
+		[ -r $p ] && tdp=$(cat $p)
+	done
+	case $tdp in
+	Y | 1) [ "$(cat /sys/module/kvm/parameters/tdp_mmu 2>/dev/null)" = Y ] && echo tdp_mmu || echo direct ;;
+	*) echo shadow ;;
+	esac
+}
+# func_probes: whether kvmmmu's default mode has function probes (fentry or
+# kprobes: a kernel with a kprobe PMU lets both attach here) or tracepoints only.
+func_probes() { [ -e /sys/bus/event_source/devices/kprobe ]; }
+# LAT, LAT_PER: the whole-fault latency figure of that mode, and the counter
+# it has one sample of: fault_ns times every fault (function probes);
+# walk_to_spte_ns, from tracepoints, each fault whose SPTE was set.
+if func_probes; then
+	LAT=fault_ns LAT_PER=faults
+else
+	LAT=walk_to_spte_ns LAT_PER=ret_pf_fixed
+fi
+# in_tcg_guest: in scripts/kvm-guest.sh's guest, whose vCPUs are one host
+# thread (QEMU's TCG): a VM's two vCPUs there take turns, and their faults
+# collide only by chance.
+in_tcg_guest() { [ -e /run/kvm-guest/cmd ]; }

@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Runs the unit tests (cmocka, TAP output) and the integration tests, then
 # prints "N passed, N failed, N skipped" and exits non-zero on any failure.
-# Usage: tests/run.sh [unit|integration|vm]
+# Usage: tests/run.sh [unit|integration [FILE...]|vm]
+# Integration files that need KVM (a "# needs: /dev/kvm" line) run in
+# guests (tests/guest.sh) where this host has no /dev/kvm, and those whose
+# MMU matters run again on an ordinary host's MMU (nested paging, the TDP
+# MMU, fentry), which no host of the CI kind has. KVMMMU_GUESTS: "none", or
+# the guest passes to run (tests/guest.sh's names; default: as just said).
+# KVMMMU_RESULTS: a file to append the results to (the guests' results).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 export OUTPUT=${OUTPUT:-build}
 export RESULTS
-RESULTS=$(mktemp /tmp/kvmmmu-results.XXXXXX)
+RESULTS=${KVMMMU_RESULTS:-$(mktemp /tmp/kvmmmu-results.XXXXXX)}
 what=${1:-all}
+[ $# -gt 0 ] && shift
 report() { echo "$*"; echo "$*" >>"$RESULTS"; }
 
 run_unit() {
@@ -33,15 +40,51 @@ run_unit() {
 	done
 }
 
+# The files whose expectations depend on the MMU and the probe modes: they
+# run again in a guest with nested paging, the TDP MMU and fentry.
+GUEST_TDP_FILES="test_load.sh test_hist.sh test_mmu.sh test_top.sh test_bpftrace.sh test_diff.sh test_exporter.sh"
+
+needs_kvm() { grep -q '^# needs: /dev/kvm' "$1"; }
+
 run_integration() {
-	local t
-	for t in tests/integration/test_*.sh; do
-		[ -f "$t" ] || continue
+	local t kvm_files="" tdp_files="" f passes
+	[ $# -gt 0 ] || set -- tests/integration/test_*.sh
+	for t in "$@"; do
+		t=tests/integration/${t##*/}
+		[ -f "$t" ] || { report "FAIL ${t##*/}: no such test file"; continue; }
+		if needs_kvm "$t" && [ ! -c /dev/kvm ] && [ "${KVMMMU_GUESTS:-}" != none ]; then
+			kvm_files="$kvm_files,${t##*/}"
+			continue
+		fi
 		echo "== ${t##*/}"
 		if ! bash "$t"; then
 			report "FAIL ${t##*/}: script exited non-zero"
 		fi
 	done
+	# In scripts/kvm-guest.sh's guest already: no guest within it (TCG in TCG).
+	[ -e /run/kvm-guest/cmd ] && [ -z "${KVMMMU_GUESTS:-}" ] && return
+	[ "${KVMMMU_GUESTS:-}" = none ] && return
+	for f in $GUEST_TDP_FILES; do
+		case " $* " in *" tests/integration/$f "* | *" $f "*) tdp_files="$tdp_files,$f" ;; esac
+	done
+	passes=()
+	if [ -n "${KVMMMU_GUESTS:-}" ]; then
+		for f in $KVMMMU_GUESTS; do
+			case $f in
+			*-npt0*) passes+=("$f=${kvm_files#,}") ;;
+			*) passes+=("$f=${tdp_files#,}") ;;
+			esac
+		done
+	else
+		[ -n "$kvm_files" ] && passes+=("6.12-npt0=${kvm_files#,}")
+		[ -n "$tdp_files" ] && passes+=("6.12-npt1-tdpY=${tdp_files#,}")
+	fi
+	[ ${#passes[@]} -gt 0 ] || return
+	if ! command -v qemu-system-x86_64 >/dev/null; then
+		report "SKIP guest: no qemu-system-x86_64 (sudo make deps installs it); not run: ${passes[*]}"
+		return
+	fi
+	bash tests/guest.sh "${passes[@]}"
 }
 
 run_vm() {
@@ -53,7 +96,7 @@ run_vm() {
 
 case "$what" in
 unit) run_unit ;;
-integration) run_integration ;;
+integration) run_integration "$@" ;;
 vm) run_vm ;;
 all) run_unit; run_integration ;;
 *) echo "usage: tests/run.sh [unit|integration|vm]" >&2; exit 2 ;;
@@ -68,5 +111,5 @@ if [ "$failed" -gt 0 ]; then
 	grep '^FAIL' "$RESULTS"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"
-rm -f "$RESULTS"
+[ -n "${KVMMMU_RESULTS:-}" ] || rm -f "$RESULTS"
 [ "$failed" -eq 0 ]

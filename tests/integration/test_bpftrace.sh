@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # The bpftrace scripts (scripts/bpftrace/*.bt) against KVM's own counters:
 # each script traces a real kvmmmu-load run (bpftrace -c) and its numbers for
 # that process must equal the per-vCPU pf_taken / pf_fixed that kvmmmu-load

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # kvmmmu-diff on real runs: a change it must flag (twice the dirty-log
 # passes: twice the faults), an A/A comparison where the counts must not
 # move, one run a side (deltas only), CSV output, kvmmmu-load's own CSVs,

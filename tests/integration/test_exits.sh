@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # Ways out: every signal at any moment ends kvmmmu-hist with its summary and
 # exit code, leaves no BPF program behind, never orphans or hangs on a
 # command run under it, never leaves a VM stopped; CSV files hold whole rows.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # kvmmmu-exporter with real parts: Debian's Prometheus scrapes it every second
 # while kvmmmu-load VMs run and exit; its figures, read back through
 # Prometheus' HTTP API, equal KVM's own counters; every dashboard and rule

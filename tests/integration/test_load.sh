@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # kvmmmu-load against KVM's own statistics: every touched page faults exactly
 # once per write pass that needs it, plus one fault for each vCPU's code page.
 source "$(dirname "$0")/../lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # Beyond the handler: MMU lifecycle, the dirty-log timeline and mmu_lock
 # contention, checked against KVM's own statistics and kvmmmu-load's phases.
 source "$(dirname "$0")/../lib.sh"

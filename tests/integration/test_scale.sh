@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # Truth under stress: many VMs at once, a VM with 64 vCPUs, thousands of VMs
 # one after another under one tracer, thousands of unrelated threads
 # contending on kernel locks. Per-vCPU counts stay exactly KVM's, and no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# needs: /dev/kvm (run in a guest where this host has none: tests/run.sh)
 # kvmmmu-top against KVM's own counters, and as a user meets it: batch frames
 # parsed, the real screen driven in tmux (keys, drill-down, a narrow
 # terminal), and the terminal as it was after q and after SIGTERM.
