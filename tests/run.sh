@@ -17,19 +17,22 @@ run_unit() {
 		name=unit/${t##*/}
 		out=$(CMOCKA_MESSAGE_OUTPUT=tap "$t" 2>&1)
 		rc=$?
+		# tests/tools/tap.awk: result lines, and the rest (details) indented
 		while IFS= read -r line; do
 			case "$line" in
-			"not ok "*) report "FAIL $name/${line#not ok * - }" ;;
-			"ok "*"# SKIP"*) report "SKIP $name/${line#ok * - }" ;;
-			"ok "*) report "PASS $name/${line#ok * - }" ;;
-			"#"* | "1.."*) ;;
-			*) echo "  $line" ;; # assertion details, SKIP reasons
+			PASS\ * | FAIL\ * | SKIP\ *) report "$line" ;;
+			*) echo "$line" ;;
 			esac
-		done <<<"$out"
+		done < <(awk -v name="$name" -f tests/tools/tap.awk <<<"$out")
 		# A crash before the TAP summary must still count as a failure.
 		if [ "$rc" -ne 0 ] && ! grep -q "^FAIL $name/" "$RESULTS"; then
 			report "FAIL $name: exited with status $rc"
 		fi
+	done
+	# shell-level unit tests (the TAP parser's, on recorded streams)
+	for t in tests/unit/test_*.sh; do
+		[ -f "$t" ] || continue
+		bash "$t" || report "FAIL unit/${t##*/}: script exited non-zero"
 	done
 }
 
