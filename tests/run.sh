@@ -37,12 +37,24 @@ run_unit() {
 }
 
 run_integration() {
-	local t
+	local t rc before got p f s
 	for t in tests/integration/test_*.sh; do
 		[ -f "$t" ] || continue
 		echo "== ${t##*/}"
-		if ! bash "$t"; then
-			report "FAIL ${t##*/}: script exited non-zero"
+		before=$(wc -l <"$RESULTS")
+		bash "$t"
+		rc=$?
+		# what this file reported: none at all means it checked nothing
+		got=$(tail -n +$((before + 1)) "$RESULTS")
+		p=$(grep -c '^PASS' <<<"$got")
+		f=$(grep -c '^FAIL' <<<"$got")
+		s=$(grep -c '^SKIP' <<<"$got")
+		echo "== ${t##*/}: $((p + f + s)) checks ($p passed, $f failed, $s skipped)"
+		if [ $((p + f + s)) -eq 0 ]; then
+			report "FAIL ${t##*/}: reported no checks"
+		fi
+		if [ $rc -ne 0 ]; then
+			report "FAIL ${t##*/}: script exited with status $rc"
 		fi
 	done
 }
