@@ -31,6 +31,14 @@ bpf_value() {
 		'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == le && $3 !~ /\[tid / { x = $8 } END { print x }' "$1"
 }
 
+# rows_of CSV PID: PID's data rows in kvmmmu-hist's CSV, or why none can be
+# looked for: no rows must not pass when there was no CSV or no PID
+rows_of() {
+	[ -s "$1" ] || { echo "no CSV (${1##*/})"; return; }
+	[ -n "$2" ] || { echo "no pid"; return; }
+	awk -F, -v p="$2" '!/^#/ && $2 == p' "$1"
+}
+
 # --- populate, 2 vCPUs, as a command under kvmmmu-hist
 "$HIST" --per-vcpu --csv "$TMP/h1.csv" --label t1 -- "$LOAD" --vcpus 2 --mem 64M --csv "$TMP/l1.csv" \
 	>"$TMP/h1.out" 2>&1
@@ -54,7 +62,7 @@ for v in 0 1; do
 	buckets=$(awk -F, -v m=walk_to_spte_ns -v v=$v -v p="$pid" \
 		'!/^#/ && $6 == m && $4 == v && $2 == p && $7 != "" && $7 != "+Inf" { x = $8 } END { print x }' "$TMP/h1.csv")
 	check "hist/vcpu$v-last-bucket-is-count" "last cumulative bucket $buckets, count $count" \
-		test "$buckets" = "$count"
+		test -n "$count" -a "$buckets" = "$count"
 done
 # KVM's counters, read by kvmmmu-hist through the VMM's stats fds (pidfd_getfd),
 # equal the ones kvmmmu-load printed itself
@@ -114,7 +122,7 @@ for v in 0 1; do
 	b=$(bpf_value "$TMP/h9.csv" faults "$pid" $v "")
 	k=$(csv_value "$TMP/l9.csv" kvm_stats pf_taken $v)
 	if [ "${exits:-0}" -gt 0 ]; then
-		check "hist/reclaim-vcpu$v-faults" "bpf faults=$b, KVM pf_taken=$k" test "$b" = "$k"
+		check "hist/reclaim-vcpu$v-faults" "bpf faults=$b, KVM pf_taken=$k" test -n "$b" -a "$b" = "$k"
 	else
 		check "hist/reclaim-vcpu$v-faults-at-most-pf_taken" "bpf faults=$b, KVM pf_taken=$k" \
 			test -n "$b" -a "$b" -le "$k"
@@ -193,8 +201,8 @@ wait $hist
 one=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l4.csv")
 two=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l5.csv")
 agree name-match "$TMP/h4.csv" "$TMP/l4.csv" "$one" 2
-check hist/other-vm-excluded "rows for pid $two" \
-	test -z "$(awk -F, -v p="$two" '!/^#/ && $2 == p' "$TMP/h4.csv")"
+check hist/other-vm-excluded "pid $two: $(rows_of "$TMP/h4.csv" "$two" | head -2)" \
+	test -z "$(rows_of "$TMP/h4.csv" "$two")"
 
 # --- -p PID: only that VM, and tracing ends when it exits
 "$LOAD" --vcpus 1 --mem 8M --duration 4 --dirty-log 1 --csv "$TMP/l6.csv" >/dev/null 2>&1 &
@@ -206,8 +214,8 @@ timeout 20 "$HIST" -p $target --csv "$TMP/h6.csv" >"$TMP/h6.out" 2>&1
 rc=$?
 wait $other
 check hist/pid-ends-with-target "exit $rc" test $rc = 0
-check hist/pid-only-target "rows for other pid $other" \
-	test -z "$(awk -F, -v p="$other" '!/^#/ && $2 == p' "$TMP/h6.csv")"
+check hist/pid-only-target "other pid $other: $(rows_of "$TMP/h6.csv" "$other" | head -2)" \
+	test -z "$(rows_of "$TMP/h6.csv" "$other")"
 faults=$(bpf_value "$TMP/h6.csv" faults $target "" "")
 check hist/pid-counts-target "faults=$faults" test "${faults:-0}" -gt 0
 
