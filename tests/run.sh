@@ -24,19 +24,22 @@ run_unit() {
 		name=unit/${t##*/}
 		out=$(CMOCKA_MESSAGE_OUTPUT=tap "$t" 2>&1)
 		rc=$?
+		# tests/tools/tap.awk: result lines, and the rest (details) indented
 		while IFS= read -r line; do
 			case "$line" in
-			"not ok "*) report "FAIL $name/${line#not ok * - }" ;;
-			"ok "*"# SKIP"*) report "SKIP $name/${line#ok * - }" ;;
-			"ok "*) report "PASS $name/${line#ok * - }" ;;
-			"#"* | "1.."*) ;;
-			*) echo "  $line" ;; # assertion details, SKIP reasons
+			PASS\ * | FAIL\ * | SKIP\ *) report "$line" ;;
+			*) echo "$line" ;;
 			esac
-		done <<<"$out"
+		done < <(awk -v name="$name" -f tests/tools/tap.awk <<<"$out")
 		# A crash before the TAP summary must still count as a failure.
 		if [ "$rc" -ne 0 ] && ! grep -q "^FAIL $name/" "$RESULTS"; then
 			report "FAIL $name: exited with status $rc"
 		fi
+	done
+	# shell-level unit tests (the TAP parser's, on recorded streams)
+	for t in tests/unit/test_*.sh; do
+		[ -f "$t" ] || continue
+		bash "$t" || report "FAIL unit/${t##*/}: script exited non-zero"
 	done
 }
 
@@ -47,7 +50,7 @@ GUEST_TDP_FILES="test_load.sh test_hist.sh test_mmu.sh test_top.sh test_bpftrace
 needs_kvm() { grep -q '^# needs: /dev/kvm' "$1"; }
 
 run_integration() {
-	local t kvm_files="" tdp_files="" f passes
+	local t rc before got p f s kvm_files="" tdp_files="" passes
 	[ $# -gt 0 ] || set -- tests/integration/test_*.sh
 	for t in "$@"; do
 		t=tests/integration/${t##*/}
@@ -57,8 +60,20 @@ run_integration() {
 			continue
 		fi
 		echo "== ${t##*/}"
-		if ! bash "$t"; then
-			report "FAIL ${t##*/}: script exited non-zero"
+		before=$(wc -l <"$RESULTS")
+		bash "$t"
+		rc=$?
+		# what this file reported: none at all means it checked nothing
+		got=$(tail -n +$((before + 1)) "$RESULTS")
+		p=$(grep -c '^PASS' <<<"$got")
+		f=$(grep -c '^FAIL' <<<"$got")
+		s=$(grep -c '^SKIP' <<<"$got")
+		echo "== ${t##*/}: $((p + f + s)) checks ($p passed, $f failed, $s skipped)"
+		if [ $((p + f + s)) -eq 0 ]; then
+			report "FAIL ${t##*/}: reported no checks"
+		fi
+		if [ $rc -ne 0 ]; then
+			report "FAIL ${t##*/}: script exited with status $rc"
 		fi
 	done
 	# In scripts/kvm-guest.sh's guest already: no guest within it (TCG in TCG).

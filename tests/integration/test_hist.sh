@@ -33,6 +33,14 @@ bpf_value() {
 		'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == le && $3 !~ /\[tid / { x = $8 } END { print x }' "$1"
 }
 
+# rows_of CSV PID: PID's data rows in kvmmmu-hist's CSV, or why none can be
+# looked for: no rows must not pass when there was no CSV or no PID
+rows_of() {
+	[ -s "$1" ] || { echo "no CSV (${1##*/})"; return; }
+	[ -n "$2" ] || { echo "no pid"; return; }
+	awk -F, -v p="$2" '!/^#/ && $2 == p' "$1"
+}
+
 # --- populate, 2 vCPUs, as a command under kvmmmu-hist
 "$HIST" --per-vcpu --csv "$TMP/h1.csv" --label t1 -- "$LOAD" --vcpus 2 --mem 64M --csv "$TMP/l1.csv" \
 	>"$TMP/h1.out" 2>&1
@@ -124,7 +132,7 @@ for v in 0 1; do
 	b=$(bpf_value "$TMP/h9.csv" faults "$pid" $v "")
 	k=$(csv_value "$TMP/l9.csv" kvm_stats pf_taken $v)
 	if [ "${exits:-0}" -gt 0 ]; then
-		check "hist/reclaim-vcpu$v-faults" "bpf faults=$b, KVM pf_taken=$k" test "$b" = "$k"
+		check "hist/reclaim-vcpu$v-faults" "bpf faults=$b, KVM pf_taken=$k" test -n "$b" -a "$b" = "$k"
 	else
 		check "hist/reclaim-vcpu$v-faults-at-most-pf_taken" "bpf faults=$b, KVM pf_taken=$k" \
 			test -n "$b" -a "$b" -le "$k"
@@ -206,8 +214,8 @@ wait $hist
 one=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l4.csv")
 two=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l5.csv")
 agree name-match "$TMP/h4.csv" "$TMP/l4.csv" "$one" 2
-check hist/other-vm-excluded "rows for pid $two" \
-	test -z "$(awk -F, -v p="$two" '!/^#/ && $2 == p' "$TMP/h4.csv")"
+check hist/other-vm-excluded "pid $two: $(rows_of "$TMP/h4.csv" "$two" | head -2)" \
+	test -z "$(rows_of "$TMP/h4.csv" "$two")"
 
 # --- -p PID: only that VM, and tracing ends when it exits
 "$LOAD" --vcpus 1 --mem 8M --duration 3600 --dirty-log 1 --csv "$TMP/l6.csv" >/dev/null 2>&1 &
@@ -228,8 +236,8 @@ rc=$?
 kill $other
 wait $other 2>/dev/null
 check hist/pid-ends-with-target "exit $rc" test $rc = 0
-check hist/pid-only-target "rows for other pid $other" \
-	test -z "$(awk -F, -v p="$other" '!/^#/ && $2 == p' "$TMP/h6.csv")"
+check hist/pid-only-target "other pid $other: $(rows_of "$TMP/h6.csv" "$other" | head -2)" \
+	test -z "$(rows_of "$TMP/h6.csv" "$other")"
 faults=$(bpf_value "$TMP/h6.csv" faults $target "" "")
 check hist/pid-counts-target "faults=$faults" test "${faults:-0}" -gt 0
 

@@ -17,8 +17,12 @@ STORM=$BUILD/tests/tools/threadstorm
 
 # mismatches HIST_CSV LOAD_CSV PID VCPUS: "" when every vCPU's faults,
 # ret_pf_fixed and ret_pf_spurious equal KVM's pf_taken, pf_fixed and
-# pf_spurious; else the first difference
+# pf_spurious; else the first difference, or the input that is missing (a
+# tool that refused to run wrote no CSV: nothing to compare is no pass)
 mismatches() {
+	[ -s "$1" ] || { echo "no CSV from kvmmmu-hist (${1##*/})"; return; }
+	[ -s "$2" ] || { echo "no CSV from kvmmmu-load (${2##*/})"; return; }
+	[ -n "$3" ] || { echo "no VM pid in ${2##*/}"; return; }
 	awk -F, -v p="$3" -v n="$4" '
 		FNR == 1 { file++ }
 		/^#/ { next }
@@ -37,8 +41,9 @@ mismatches() {
 		}' "$1" "$2"
 }
 
-# drops CSV: kvmmmu's own loss counters, all of which must be 0
+# losses CSV: kvmmmu's own loss counters that are not 0, or "no CSV"
 losses() {
+	[ -s "$1" ] || { echo "no CSV (${1##*/})"; return; }
 	awk -F, '!/^#/ && $2 == 0 && ($6 == "drops" || $6 == "bad_ret_pf" || $6 == "ioctl_calls_untimed" ||
 		$6 == "memslot_flags_lost" || $6 == "timeline_events_lost") && $8 != 0 { printf "%s=%s ", $6, $8 }' "$1"
 }
@@ -68,6 +73,8 @@ check scale/eight-vms-no-loss "$(losses "$TMP/eight.csv")" test -z "$(losses "$T
 # --- one VM with 64 vCPUs
 "$HIST" --per-vcpu --csv "$TMP/wide.csv" -- "$LOAD" --vcpus 64 --mem 128M --csv "$TMP/wide-l.csv" \
 	>"$TMP/wide.out" 2>&1
+rc=$?
+check scale/64-vcpus-runs "exit $rc: $(tail -2 "$TMP/wide.out" | tr '\n' ' ')" test $rc = 0
 pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/wide-l.csv")
 m=$(mismatches "$TMP/wide.csv" "$TMP/wide-l.csv" "$pid" 64)
 check scale/64-vcpus-exact "$m" test -z "$m"

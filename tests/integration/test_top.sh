@@ -38,7 +38,7 @@ for vm in web:2 db:3; do
 		# vCPU rows follow "vCPUs of NAME": the last one of vCPU v
 		b=$(awk -v n="$name" -v v=$v '/^  vCPUs of / { inside = index($0, "vCPUs of " n " ") > 0 }
 			inside && $1 == "CPU" && $4 == v { x = $5 } END { print x }' "$TMP/b.out")
-		check "top/batch-$name-vcpu$v-faults" "kvmmmu-top $b, KVM pf_taken $k" test "$b" = "$k"
+		check "top/batch-$name-vcpu$v-faults" "kvmmmu-top $b, KVM pf_taken $k" test -n "$k" -a "$b" = "$k"
 	done
 	b=$(row "$TMP/b.out" "$name" 4)
 	check "top/batch-$name-faults" "kvmmmu-top $b, KVM pf_taken (all vCPUs) $sum" test "$b" = "$sum"
@@ -62,7 +62,9 @@ sleep 1.2
 kill -INT $tp
 wait $tp
 for i in 1 2 3 4 5 6 7 8; do
-	k=$(($(csv_value "$TMP/e$i.csv" kvm_stats pf_taken 0) + $(csv_value "$TMP/e$i.csv" kvm_stats pf_taken 1)))
+	# no CSV: k is "+", which fails the check (an empty operand would abort the loop)
+	k=$(csv_value "$TMP/e$i.csv" kvm_stats pf_taken 0)+$(csv_value "$TMP/e$i.csv" kvm_stats pf_taken 1)
+	[[ $k =~ ^[0-9]+\+[0-9]+$ ]] && k=$((k))
 	b=$(row "$TMP/e.out" top-eight-$i 4)
 	check "top/eight-vms-$i-faults" "kvmmmu-top $b, KVM pf_taken $k" test "$b" = "$k"
 done
@@ -189,13 +191,14 @@ check top/screen-exact-exited "$(screen | sed -n 5,7p)" wait_screen '^top-exact 
 k0=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken 0)
 k1=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken 1)
 got=$(screen | awk '$1 == "top-exact" { print $4; exit }')
-check top/screen-exact-vm-faults "screen: $got, KVM pf_taken: $k0 + $k1" test "$got" = $((k0 + k1))
+check top/screen-exact-vm-faults "screen: $got, KVM pf_taken: $k0 + $k1" \
+	test -n "$k0" -a -n "$k1" -a "$got" = "$((${k0:-0} + ${k1:-0}))"
 tmux send-keys -t kvmmmu-top Enter
 wait_screen '^CPU 1/KVM'
 for v in 0 1; do
 	got=$(screen | awk -v n="CPU $v/KVM" 'index($0, n) == 1 { print $5; exit }')
 	k=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken $v)
-	check "top/screen-exact-vcpu$v-faults" "screen: $got, KVM pf_taken: $k" test "$got" = "$k"
+	check "top/screen-exact-vcpu$v-faults" "screen: $got, KVM pf_taken: $k" test -n "$k" -a "$got" = "$k"
 done
 tmux send-keys -t kvmmmu-top q
 wait_screen '^TOP-EXACT-DONE'
