@@ -127,3 +127,16 @@ fi
 # thread (QEMU's TCG): a VM's two vCPUs there take turns, and their faults
 # collide only by chance.
 in_tcg_guest() { [ -e /run/kvm-guest/cmd ]; }
+
+# wait_vcpu_fd PID: until PID has a vCPU fd open (its VM is made and running);
+# 2 min at most (a TCG guest takes seconds where a host takes milliseconds)
+wait_vcpu_fd() {
+	local fd
+	for _ in $(seq 1200); do
+		for fd in /proc/"$1"/fd/*; do
+			case $(readlink "$fd" 2>/dev/null) in anon_inode:kvm-vcpu:*) return 0 ;; esac
+		done
+		sleep 0.1
+	done
+	return 1
+}

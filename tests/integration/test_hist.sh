@@ -5,19 +5,6 @@
 # ret_pf_spurious == pf_spurious, exactly.
 source "$(dirname "$0")/../lib.sh"
 
-# wait_vcpu_fd PID: until PID has a vCPU fd open (the VM is made); 2 min at
-# most (a TCG guest takes seconds where a host takes milliseconds)
-wait_vcpu_fd() {
-	local fd
-	for _ in $(seq 1200); do
-		for fd in /proc/"$1"/fd/*; do
-			case $(readlink "$fd" 2>/dev/null) in anon_inode:kvm-vcpu:*) return 0 ;; esac
-		done
-		sleep 0.1
-	done
-	return 1
-}
-
 if ! why=$(need_kvm); then
 	skip hist/all "$why"
 	exit 0
@@ -204,12 +191,15 @@ agree proc-attribution "$TMP/h7.csv" "$TMP/l7.csv" "$pid" 2
 # --- a second VM running at the same time is excluded by -p NAME
 cp "$LOAD" "$TMP/vmm-one"
 cp "$LOAD" "$TMP/vmm-two"
-"$HIST" -p vmm-one --wait -d 5 --per-vcpu --csv "$TMP/h4.csv" >"$TMP/h4.out" 2>&1 &
+"$HIST" -p vmm-one --wait --per-vcpu --csv "$TMP/h4.csv" >"$TMP/h4.out" 2>&1 &
 hist=$!
 wait_tracing "$TMP/h4.out" || fail hist/name-match-attach "kvmmmu-hist did not start"
 "$TMP/vmm-one" --vcpus 2 --mem 16M --csv "$TMP/l4.csv" >/dev/null 2>&1 &
+one=$!
 "$TMP/vmm-two" --vcpus 1 --mem 16M --csv "$TMP/l5.csv" >/dev/null 2>&1
-wait %2 2>/dev/null
+wait $one
+# both VMs are done: the tracer has seen all there is to see
+kill -INT $hist
 wait $hist
 one=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l4.csv")
 two=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l5.csv")

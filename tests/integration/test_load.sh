@@ -4,10 +4,20 @@
 # once per write pass that needs it, plus one fault for each vCPU's code page.
 source "$(dirname "$0")/../lib.sh"
 
-# Faults per vCPU beyond the pages it writes: its code page (measured on the
-# shadow MMU; each vCPU has a code page of its own, 64 KiB apart, so that
-# KVM's 8-page prefetch never maps one for another vCPU).
+# Faults per vCPU beyond the pages it writes: its code page (each vCPU has a
+# code page of its own, 64 KiB apart, so that KVM's 8-page prefetch never
+# maps one for another vCPU).
 K=1
+# With nested paging the CPU also reads guest memory itself, and each page it
+# reads faults once, on whichever vCPU gets there first: the TSS (the I/O
+# bitmap of the port that ends a pass), the PML4, the PDPT and the test
+# memory's PD, and in some runs one more descriptor table (measured on 6.12
+# with NPT: 4 or 5 a VM). The shadow MMU takes no fault for them (it
+# write-protects guest tables instead): there every vCPU's count is exact.
+case $(host_mmu) in
+shadow) S=0 S_MIN=0 ;;
+*) S=5 S_MIN=4 ;;
+esac
 
 if ! why=$(need_kvm); then
 	skip load/all "$why"
@@ -16,20 +26,35 @@ fi
 LOAD=$BUILD/kvmmmu-load
 CSVLINT=$BUILD/tests/tools/csvlint
 
+# expect_faults NAME CSV STAT PAGES VCPUS: KVM's STAT for a run whose vCPUs
+# each wrote PAGES pages: PAGES + K on every vCPU, exactly; with nested paging
+# S_MIN to S more in all, each on one vCPU or another.
+expect_faults() {
+	local name=$1 csv=$2 stat=$3 pages=$4 vcpus=$5 v n sum=0
+	for v in $(seq 0 $((vcpus - 1))); do
+		n=$(csv_value "$csv" kvm_stats "$stat" $v)
+		sum=$((sum + ${n:-0}))
+		if [ $S = 0 ]; then
+			check "load/$name-vcpu$v-$stat" "$stat=$n, expected $((pages + K))" test "$n" = $((pages + K))
+		else
+			check "load/$name-vcpu$v-$stat" "$stat=$n, expected $((pages + K)) to $((pages + K + S))" \
+				test -n "$n" -a "${n:-0}" -ge $((pages + K)) -a "${n:-0}" -le $((pages + K + S))
+		fi
+	done
+	if [ $S != 0 ]; then
+		check "load/$name-vm-$stat" "$stat=$sum over $vcpus vCPUs, expected $((vcpus * (pages + K) + S_MIN)) to $((vcpus * (pages + K) + S))" \
+			test $sum -ge $((vcpus * (pages + K) + S_MIN)) -a $sum -le $((vcpus * (pages + K) + S))
+	fi
+}
+
 # --- populate: 2 vCPUs x 128 MiB = 32768 pages each
 if "$LOAD" --vcpus 2 --mem 128M --csv "$TMP/pop.csv" --label populate >"$TMP/pop.out" 2>&1; then
 	pass load/populate-runs
 else
 	fail load/populate-runs "exit $?: $(tail -1 "$TMP/pop.out")"
 fi
-for v in 0 1; do
-	taken=$(csv_value "$TMP/pop.csv" kvm_stats pf_taken $v)
-	fixed=$(csv_value "$TMP/pop.csv" kvm_stats pf_fixed $v)
-	check "load/populate-vcpu$v-pf_taken" "pf_taken=$taken, expected $((32768 + K))" \
-		test "$taken" = $((32768 + K))
-	check "load/populate-vcpu$v-pf_fixed" "pf_fixed=$fixed, expected $((32768 + K))" \
-		test "$fixed" = $((32768 + K))
-done
+expect_faults populate "$TMP/pop.csv" pf_taken 32768 2
+expect_faults populate "$TMP/pop.csv" pf_fixed 32768 2
 check load/populate-timing "no 'Populate memory time' line" grep -q '^Populate memory time: [0-9.]*s$' "$TMP/pop.out"
 check load/stats-table "no pf_taken row in the stats table" grep -q '^pf_taken ' "$TMP/pop.out"
 check load/csv-valid "$("$CSVLINT" "$TMP/pop.csv" 2>&1)" "$CSVLINT" "$TMP/pop.csv"
@@ -42,11 +67,7 @@ check load/csv-populate_s "no populate_s row" test -n "$(csv_value "$TMP/pop.csv
 # write-protected, so the first refaults them all, the second none)
 "$LOAD" --vcpus 2 --mem 32M --dirty-log 2 --passes-after 2 --csv "$TMP/dl.csv" >"$TMP/dl.out" 2>&1 ||
 	fail load/dirty-log-runs "exit $?: $(tail -1 "$TMP/dl.out")"
-for v in 0 1; do
-	taken=$(csv_value "$TMP/dl.csv" kvm_stats pf_taken $v)
-	check "load/dirty-log-vcpu$v-pf_taken" "pf_taken=$taken, expected $((4 * 8192 + K))" \
-		test "$taken" = $((4 * 8192 + K))
-done
+expect_faults dirty-log "$TMP/dl.csv" pf_taken $((4 * 8192)) 2
 n1=$(csv_value "$TMP/dl.csv" load after_pass_1_pf_taken "")
 n2=$(csv_value "$TMP/dl.csv" load after_pass_2_pf_taken "")
 check load/after-dirty-log-passes "after_pass_1_pf_taken=$n1 (expected 16384), after_pass_2_pf_taken=$n2 (expected 0)" \
@@ -86,17 +107,22 @@ check load/reclaim-retries "pf_taken=$taken, pf_fixed=$fixed: no fault raced wit
 	test $taken -gt $fixed
 
 # --- thread names, as QEMU's by default and others on request
-"$LOAD" --vcpus 2 --mem 8M --duration 3 --thread-names firecracker >/dev/null 2>&1 &
+"$LOAD" --vcpus 2 --mem 8M --duration 3600 --thread-names firecracker >/dev/null 2>&1 &
 pid=$!
-sleep 1
-names=$(cat /proc/$pid/task/*/comm 2>/dev/null | sort | tr '\n' ',')
+# (until both vCPU threads are there: seconds in a TCG guest)
+for _ in $(seq 1200); do
+	names=$(cat /proc/$pid/task/*/comm 2>/dev/null | sort | tr '\n' ',')
+	[ "${names#*fc_vcpu 0,fc_vcpu 1,}" != "$names" ] && break
+	sleep 0.1
+done
+kill $pid
 wait $pid
 check load/thread-names "threads: $names" test "${names#*fc_vcpu 0,fc_vcpu 1,}" != "$names"
 
 # --- Ctrl-C stops cleanly and still prints the statistics
-"$LOAD" --vcpus 1 --mem 8M --duration 30 >"$TMP/int.out" 2>&1 &
+"$LOAD" --vcpus 1 --mem 8M --duration 3600 >"$TMP/int.out" 2>&1 &
 pid=$!
-sleep 1.5
+wait_vcpu_fd $pid
 kill -INT $pid
 wait $pid
 rc=$?
