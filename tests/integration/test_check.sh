@@ -74,7 +74,8 @@ if ! command -v bpftool >/dev/null; then
 	skip "check/RET_PF from BTF" "no bpftool"
 else
 	if [ -e /sys/kernel/btf/kvm ] && [ -e /sys/module/kvm/initstate ]; then
-		btf_dump=(bpftool btf dump file /sys/kernel/btf/kvm base /sys/kernel/btf/vmlinux)
+		# -B: Debian 12's bpftool 7.1 has no "base" keyword
+		btf_dump=(bpftool -B /sys/kernel/btf/vmlinux btf dump file /sys/kernel/btf/kvm)
 	else
 		btf_dump=(bpftool btf dump file /sys/kernel/btf/vmlinux)
 	fi
