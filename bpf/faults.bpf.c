@@ -299,6 +299,16 @@ struct fault_view {
  */
 static __always_inline void read_fault_btf(struct kvm_page_fault *fault, struct fault_view *v)
 {
+	/*
+	 * 6.12 marks every tp_btf pointer argument maybe-NULL (trusted_ptr_or_null)
+	 * and refuses a load without this test; a NULL fault reads as the raw_tp
+	 * twin's does.
+	 */
+	if (!fault) {
+		v->addr = 0;
+		v->write = v->is_tdp = false;
+		return;
+	}
 	v->addr = fault->addr;
 	v->write = fault->write;
 	v->is_tdp = bpf_core_field_exists(fault->is_tdp) ? fault->is_tdp : false;

@@ -18,7 +18,8 @@ command -v bpftool >/dev/null || { echo "check-core-types: bpftool not found" >&
 dump=$(mktemp)
 trap 'rm -f "$dump"' EXIT
 bpftool btf dump file "$vmlinux" >"$dump"
-[ -n "$module" ] && bpftool btf dump file "$module" base "$vmlinux" >>"$dump"
+# split BTF over its base: -B, which every bpftool has (7.1, Debian 12's, has no "base" keyword)
+[ -n "$module" ] && bpftool -B "$vmlinux" btf dump file "$module" >>"$dump"
 
 # "struct member" pairs from the CO-RE section of the header
 pairs=$(awk '

@@ -121,7 +121,6 @@ int main(int argc, char **argv)
 	check_parse_args(argc, argv, &env);
 	log_verbose = env.verbose;
 	/* probing is its job: what fails is in its report; libbpf's words with -v */
-	log_libbpf_quiet = true;
 	libbpf_set_print(log_libbpf);
 	if (geteuid() != 0) {
 		elog("must run as root: it loads BPF programs, reads tracefs and opens /dev/kvm");

@@ -19,15 +19,30 @@ extern bool log_verbose;
 	} while (0)
 
 /*
- * libbpf's messages: warnings (a verifier's refusal, a failed attach) always,
- * unless LOG_LIBBPF_QUIET; info and debug with -v. For libbpf_set_print().
+ * libbpf's messages: all of them with -v. Otherwise its warnings are kept,
+ * not printed: a program that fails to load is usually loaded another way
+ * (tp_btf as raw_tp, fentry as kprobes), and its verifier log (150 lines on
+ * 6.12) must not land in kvmmmu-top's screen or after a one-line error.
+ * log_libbpf_excerpt() shows them when nothing could be loaded. For
+ * libbpf_set_print().
  */
 enum libbpf_print_level;
-extern bool log_libbpf_quiet;
 int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list args);
+/*
+ * After an error that nothing recovers from: the end of the verifier log (or
+ * libbpf's last warnings) kept since log_libbpf_forget(), indented, and where
+ * the rest is; nothing with -v, which printed it already.
+ */
+void log_libbpf_excerpt(void);
+/*
+ * The lines log_libbpf_excerpt() shows of the kept warnings LOG: at most MAX,
+ * into OUT, each "  LINE\n". Pure.
+ */
+void log_excerpt(const char *log, int max, char *out, size_t len);
 /*
  * The program libbpf last said it failed to load ("prog 'NAME': failed to
  * load"), "" if none since log_libbpf_forget(): which one to load another way.
+ * Forgetting also drops the warnings kept: call it before each load attempt.
  */
 const char *log_libbpf_failed_prog(void);
 void log_libbpf_forget(void);

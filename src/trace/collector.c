@@ -376,7 +376,8 @@ static bool load_another_way(struct collector *c, const char *prog,
 		if (!raw_only[i] && len == n + 4 && !strncmp(prog, tracepoints[i].event, n) &&
 		    !strcmp(prog + n, "_btf")) {
 			raw_only[i] = true;
-			elog("note: %s: the tp_btf program does not load here; using raw_tp",
+			/* recovered: a note for -v, the log with it */
+			vlog("note: %s: the tp_btf program does not load here; using raw_tp",
 			     tracepoints[i].event);
 			return true;
 		}
@@ -392,7 +393,7 @@ static bool load_another_way(struct collector *c, const char *prog,
 					       : ATTACH_NONE;
 			snprintf(c->probes[i].why, sizeof(c->probes[i].why),
 				 "fentry: %s does not load here", prog);
-			elog("note: %s does not load here; %s", prog,
+			vlog("note: %s does not load here; %s", prog,
 			     func_kind[i] == ATTACH_KPROBE ? "using kprobes" : "not probed");
 			return true;
 		}
@@ -533,16 +534,17 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	for (attempt = 0; attempt < 1 + (int)(N_FUNC + N_TP); attempt++) {
 		bool retry = false;
 
+		log_libbpf_forget();
 		c->skel = faults_bpf__open();
 		if (!c->skel) {
 			err = -errno;
 			elog("cannot open the BPF object: %s", strerror(-err));
+			log_libbpf_excerpt();
 			return err;
 		}
 		plan(c, func_kind, raw_only);
 		bpf_map__set_max_entries(c->skel->maps.thread_stats, c->max_threads);
 		bpf_map__set_max_entries(c->skel->maps.seen_procs, c->max_threads);
-		log_libbpf_forget();
 		err = faults_bpf__load(c->skel);
 		if (err && load_another_way(c, log_libbpf_failed_prog(), func_kind, raw_only)) {
 			faults_bpf__destroy(c->skel);
@@ -556,6 +558,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			elog("cannot load the BPF programs: %s%s", strerror(-err),
 			     err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)"
 					   : "");
+			log_libbpf_excerpt(); /* nothing loaded: now libbpf's words matter */
 			faults_bpf__destroy(c->skel);
 			c->skel = NULL;
 			return err;

@@ -175,7 +175,7 @@ static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool group_de
 /*
  * Whether the program libbpf just failed to load is EVENT's tp_btf twin: then
  * that one program is loaded as raw_tp instead, rather than the whole object
- * failing (say so once).
+ * failing (said with -v only: recovered, it is no error).
  */
 static bool tp_btf_failed(const char *event)
 {
@@ -184,8 +184,14 @@ static bool tp_btf_failed(const char *event)
 
 	if (strncmp(prog, event, n) || strcmp(prog + n, "_btf"))
 		return false;
-	elog("note: %s: the tp_btf program does not load here; using raw_tp", event);
+	vlog("note: %s: the tp_btf program does not load here; using raw_tp", event);
 	return true;
+}
+
+/* The rest of the figures go on: the report says why these are missing, libbpf with -v. */
+static void load_failed(struct probe_status *p, int err)
+{
+	snprintf(p->why, sizeof(p->why), "load failed: %s (-v shows libbpf's log)", strerror(-err));
 }
 
 static int open_lock(struct mmu_extras *x, struct collector *c)
@@ -240,7 +246,7 @@ again:
 	if (!err)
 		err = collector_add_object(c, retire, x, &x->lock->bss->health);
 	if (err) {
-		snprintf(p->why, sizeof(p->why), "load failed: %s", strerror(-err));
+		load_failed(p, err);
 		return err;
 	}
 	p->kind = kp ? ATTACH_KPROBE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
@@ -354,13 +360,12 @@ again:
 	if (err) {
 		for (size_t i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
 			tps[i]->kind = ATTACH_NONE;
-			snprintf(tps[i]->why, sizeof(tps[i]->why), "load failed: %s",
-				 strerror(-err));
+			load_failed(tps[i], err);
 		}
 		ioctls->kind = loads->kind = unloads->kind = ATTACH_NONE;
-		snprintf(ioctls->why, sizeof(ioctls->why), "load failed: %s", strerror(-err));
-		snprintf(loads->why, sizeof(loads->why), "load failed: %s", strerror(-err));
-		snprintf(unloads->why, sizeof(unloads->why), "load failed: %s", strerror(-err));
+		load_failed(ioctls, err);
+		load_failed(loads, err);
+		load_failed(unloads, err);
 		return err;
 	}
 	if (loads->kind != ATTACH_NONE)

@@ -74,7 +74,8 @@ if ! command -v bpftool >/dev/null; then
 	skip "check/RET_PF from BTF" "no bpftool"
 else
 	if [ -e /sys/kernel/btf/kvm ] && [ -e /sys/module/kvm/initstate ]; then
-		btf_dump=(bpftool btf dump file /sys/kernel/btf/kvm base /sys/kernel/btf/vmlinux)
+		# -B: Debian 12's bpftool 7.1 has no "base" keyword
+		btf_dump=(bpftool -B /sys/kernel/btf/vmlinux btf dump file /sys/kernel/btf/kvm)
 	else
 		btf_dump=(bpftool btf dump file /sys/kernel/btf/vmlinux)
 	fi
@@ -167,9 +168,12 @@ for tp in kvm_mmu_spte_requested kvm_mmu_set_spte; do
 	fi
 done
 
-# mmu_lock offset, as bpftool shows struct kvm.
+# mmu_lock offset, as bpftool shows struct kvm (in vmlinux BTF even where KVM is a module:
+# a module's split BTF holds only the types vmlinux lacks).
 if command -v bpftool >/dev/null && [ -n "${btf_dump[*]:-}" ]; then
-	bits=$("${btf_dump[@]}" format raw |
+	bits=$({ "${btf_dump[@]}" format raw
+		[ "${btf_dump[-1]}" = /sys/kernel/btf/vmlinux ] ||
+			bpftool btf dump file /sys/kernel/btf/vmlinux format raw; } |
 		awk "/STRUCT 'kvm' size=/ { s = 1; next } s && /^\[/ { exit }
 		     s && /'mmu_lock'/ { sub(/.*bits_offset=/, \"\"); print; exit }")
 	if [ -n "$bits" ]; then

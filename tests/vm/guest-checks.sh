@@ -96,6 +96,20 @@ info "in kallsyms: $(tr '\n' ' ' <$T/ksyms)"
 # line_of FILE LABEL: kvmmmu-check's report line for an item (label at column 3).
 line_of() { grep -E "^  $2 " "$1" | head -1; }
 
+# libbpf's and the verifier's words, and kvmmmu's notes about a program loaded another way
+LIBBPF_RE='libbpf: |PROG LOAD LOG|^processed [0-9]+ insns|invalid mem access|^[0-9]+: \([0-9a-f]{2}\) |does not load here'
+no_libbpf() { ! grep -qE "$LIBBPF_RE" "$1"; }
+# quiet NAME FILE [v]: a run without -v printed none of them (a tp_btf program
+# that falls back to raw_tp is no error: 6.12's verifier refused one); "v":
+# the run had -v when kvmmmu_verbose is set, then there is nothing to check.
+quiet() {
+	if [ "${3:-}" = v ] && [ -n "$kvmmmu_verbose" ]; then
+		skip "$1" "run with -v (KVMMMU_VM_VERBOSE)"
+	else
+		check "$1" "$(grep -m3 -E "$LIBBPF_RE" "$2")" no_libbpf "$2"
+	fi
+}
+
 # ---- check: kvmmmu-check's report against the guest itself
 if want check || want ret-pf; then
 	kvmmmu-check ${kvmmmu_verbose:+-v} >$T/check-auto.out 2>&1
@@ -104,6 +118,33 @@ if want check || want ret-pf; then
 fi
 if want check; then
 	check check/exit-0 "$(tail -2 $T/check-auto.out)" grep -qx rc=0 $T/check-auto.out
+	quiet check/no-libbpf-log $T/check-auto.out v
+	# every tracepoint that can take a tp_btf program gets one: none falls back to raw_tp
+	# (6.12 marks tp_btf pointer arguments maybe-NULL; the programs test them)
+	check check/tp_btf-where-possible "$(grep 'tp_btf possible: yes; kvmmmu: raw_tp' $T/check-auto.out)" \
+		eval '! grep -q "tp_btf possible: yes; kvmmmu: raw_tp" $T/check-auto.out'
+	check check/tp_btf-spte_requested "$(line_of $T/check-auto.out kvmmmu:kvm_mmu_spte_requested)" \
+		eval 'line_of $T/check-auto.out kvmmmu:kvm_mmu_spte_requested | grep -q "kvmmmu: tp_btf$"'
+	# the other commands load the same objects: as quiet (kvmmmu-top where the initramfs has it)
+	if command -v kvmmmu-top >/dev/null; then
+		kvmmmu-top -b -n 1 -d 0.5 >$T/check-top.out 2>&1
+		echo "rc=$?" >>$T/check-top.out
+		check check/top-exit-0 "$(tail -2 $T/check-top.out)" grep -qx rc=0 $T/check-top.out
+		quiet check/top-no-libbpf-log $T/check-top.out
+		emit $T/check-top.out
+	fi
+	kvmmmu-exporter --web.listen-address=127.0.0.1:9486 >$T/check-exporter.out 2>&1 &
+	ep=$!
+	i=0
+	while ! grep -q 'listening on' $T/check-exporter.out && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	check check/exporter-listening "$(tail -2 $T/check-exporter.out)" grep -q 'listening on' $T/check-exporter.out
+	kill -TERM $ep
+	wait $ep
+	quiet check/exporter-no-libbpf-log $T/check-exporter.out
+	emit $T/check-exporter.out
 	check check/kvm-module "$(line_of $T/check-auto.out KVM)" \
 		eval 'line_of $T/check-auto.out KVM | grep -qE "^  KVM +module$"'
 	check check/module-btf "$(line_of $T/check-auto.out 'kvm module BTF')" \
@@ -121,6 +162,7 @@ if want check; then
 		kvmmmu-check --probe-mode $mode >$T/check-$mode.out 2>&1
 		echo "rc=$?" >>$T/check-$mode.out
 		emit $T/check-$mode.out
+		quiet check/$mode/no-libbpf-log $T/check-$mode.out
 		for f in $FUNCS; do
 			l=$(line_of $T/check-$mode.out $f)
 			if in_kallsyms $f; then
@@ -205,6 +247,7 @@ traced() {
 		kvmmmu-load --vcpus 2 --mem 8M --csv $T/$n-load.csv "$@" >$T/$n.out 2>&1
 	rc=$?
 	check "$g/exit-0" "exit $rc: $(tail -3 $T/$n.out | tr '\n' ' ')" test $rc = 0
+	case $g in hist-*) quiet "$g/no-libbpf-log" $T/$n.out v ;; esac
 	emit $T/$n.out
 	emit $T/$n.csv
 	emit $T/$n-load.csv
@@ -302,6 +345,7 @@ if want hist-kprobe; then
 	i=0
 	while ! no_events && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	check $g/killed/probe-events-removed "$(cat /sys/kernel/tracing/kprobe_events)" no_events
+	quiet $g/killed/no-libbpf-log $T/kprobe-killed.out
 	emit $T/kprobe-killed.out
 fi
 
