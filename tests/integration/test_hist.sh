@@ -85,8 +85,11 @@ pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l8.csv")
 agree shared "$TMP/h8.csv" "$TMP/l8.csv" "$pid" 2
 s0=$(csv_value "$TMP/l8.csv" kvm_stats pf_spurious 0)
 s1=$(csv_value "$TMP/l8.csv" kvm_stats pf_spurious 1)
-if in_tcg_guest; then
-	skip hist/shared-faults-collided "a TCG guest runs its vCPUs by turns: KVM saw $((s0 + s1)) collisions"
+if in_tcg_guest && [ "$(host_mmu)" = shadow ]; then
+	# The shadow MMU holds mmu_lock for write from walk to SPTE, and TCG
+	# switches vCPUs only between translation blocks: collisions are chance
+	# there (0 in runs on 6.12 npt=0; the TDP MMU, under a read lock, had 454).
+	skip hist/shared-faults-collided "shadow paging in a TCG guest, whose vCPUs take turns: KVM saw $((s0 + s1)) collisions"
 else
 	check hist/shared-faults-collided "KVM pf_spurious: vCPU 0 $s0, vCPU 1 $s1" test $((s0 + s1)) -gt 0
 fi
