@@ -695,7 +695,7 @@ bool collector_hist_available(const struct collector *c, int hist, const char **
 		*why = "needs kvm_vcpu_gfn_to_memslot and kvm_mmu_page_fault (fentry or kprobe)";
 		return attached(c, "kvm_vcpu_gfn_to_memslot") && attached(c, "kvm_mmu_page_fault");
 	case KVMMMU_HIST_WALK_TO_SPTE:
-		/* The tracepoint model's stand-in for fault_ns: function probes time the fault itself. */
+		/* The tracepoint model's fault_ns: function probes time the fault itself. */
 		if (c->func_mode) {
 			*why = "not measured with function probes: fault_ns times the whole fault";
 			return false;
