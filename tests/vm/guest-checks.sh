@@ -63,6 +63,16 @@ val() {
 		'!/^#/ && $5 == s && $6 == m && $4 == v && $7 "" == le "" && $3 !~ / \[tid [0-9]+\]$/ { x = $8 }
 		END { print x }' "$1"
 }
+# wait_for FILE PATTERN: up to 60 s for a line matching PATTERN in FILE.
+wait_for() {
+	local i=0
+	while [ $i -lt 600 ]; do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
 # has_row FILE METRIC: any bpf row for METRIC.
 has_row() { awk -F, -v m="$2" '!/^#/ && $5 == "bpf" && $6 == m { f = 1 } END { exit !f }' "$1"; }
 eq() { [ -n "$1" ] && [ "$1" = "$2" ]; }
@@ -125,14 +135,29 @@ if want check; then
 		eval '! grep -q "tp_btf possible: yes; kvmmmu: raw_tp" $T/check-auto.out'
 	check check/tp_btf-spte_requested "$(line_of $T/check-auto.out kvmmmu:kvm_mmu_spte_requested)" \
 		eval 'line_of $T/check-auto.out kvmmmu:kvm_mmu_spte_requested | grep -q "kvmmmu: tp_btf$"'
-	# the other commands load the same objects: as quiet (kvmmmu-top where the initramfs has it)
-	if command -v kvmmmu-top >/dev/null; then
-		kvmmmu-top -b -n 1 -d 0.5 >$T/check-top.out 2>&1
-		echo "rc=$?" >>$T/check-top.out
-		check check/top-exit-0 "$(tail -2 $T/check-top.out)" grep -qx rc=0 $T/check-top.out
-		quiet check/top-no-libbpf-log $T/check-top.out
-		emit $T/check-top.out
-	fi
+	# the other commands load the same objects: as quiet. kvmmmu-top (batch
+	# frames) on this kernel: a VM's since-start faults equal KVM's pf_taken.
+	kvmmmu-top -b --since-start -d 0.5 -p top-vm >$T/check-top.out 2>$T/check-top.err &
+	tp=$!
+	wait_for $T/check-top.out 'kvmmmu-top:'
+	kvmmmu-load --name top-vm --vcpus 2 --mem 8M --csv $T/check-top-load.csv >/dev/null 2>&1
+	# two more frames: the VM's last figures
+	n=$(grep -c 'kvmmmu-top:' $T/check-top.out)
+	i=0
+	while [ "$(grep -c 'kvmmmu-top:' $T/check-top.out)" -lt $((n + 2)) ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill -INT $tp
+	wait $tp
+	echo "rc=$?" >>$T/check-top.out
+	cat $T/check-top.err >>$T/check-top.out
+	check check/top-exit-0 "$(tail -2 $T/check-top.out)" grep -qx rc=0 $T/check-top.out
+	quiet check/top-no-libbpf-log $T/check-top.out
+	k=$(($(val $T/check-top-load.csv kvm_stats pf_taken 0) + $(val $T/check-top-load.csv kvm_stats pf_taken 1)))
+	b=$(awk '$1 == "top-vm" || $1 == "top-vm*" { v = $4 } END { print v }' $T/check-top.out)
+	check check/top-vm-faults-equal-kvm "kvmmmu-top $b, KVM pf_taken $k" test "$b" = "$k"
+	emit $T/check-top.out
 	kvmmmu-exporter --web.listen-address=127.0.0.1:9486 >$T/check-exporter.out 2>&1 &
 	ep=$!
 	i=0
@@ -301,16 +326,6 @@ for mode in fentry kprobe tracepoint; do
 	done
 done
 
-# wait_for FILE PATTERN: up to 20 s for a line matching PATTERN in FILE.
-wait_for() {
-	local i=0
-	while [ $i -lt 200 ]; do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 
 # ---- hist-kprobe: kretprobes with room for every vCPU, their misses read
 # back, their probe events gone afterwards, even when the tracer is killed

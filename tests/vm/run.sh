@@ -30,7 +30,7 @@ CHECKS=$(echo "${KVMMMU_VM_CHECKS:-}" | tr ' ' ,)
 MARK=@@KVMMMU@@
 KERNELS=${*:-${KVMMMU_VM_KERNELS:-$(cd $VMDIR/kernels && ls -- *.conf | sed 's/\.conf$//' | sort -V)}}
 KERNELS=$(echo "$KERNELS" | tr , ' ')
-APPS="kvmmmu-check kvmmmu-hist kvmmmu-load kvmmmu-diff kvmmmu-exporter"
+APPS="kvmmmu-check kvmmmu-hist kvmmmu-load kvmmmu-diff kvmmmu-exporter kvmmmu-top"
 # SVM with 4-level nested paging (-cpu max has la57: 5-level NPT). Two CPUs
 # for the two vCPU threads, emulated by one host thread: with multi-threaded
 # TCG the guest hung (soft lockups in kvmmmu-check, then silence) in about
