@@ -112,18 +112,28 @@ qemu=(qemu-system-x86_64 -machine q35 -accel tcg,thread=single -cpu EPYC -smp 2 
 	-virtfs "local,path=$cwd,mount_tag=work,security_model=none,multidevs=remap"
 	-virtfs "local,path=$xfer,mount_tag=xfer,security_model=none"
 	-device virtio-serial-pci
-	# append: the caller's files are written after what they hold, never truncated
-	-chardev file,id=out,path=/proc/self/fd/3,append=on -device virtserialport,chardev=out,name=kvmguest.stdout
-	-chardev file,id=err,path=/proc/self/fd/4,append=on -device virtserialport,chardev=err,name=kvmguest.stderr)
+	-chardev "pipe,id=out,path=$TMP/out" -device virtserialport,chardev=out,name=kvmguest.stdout
+	-chardev "pipe,id=err,path=$TMP/err" -device virtserialport,chardev=err,name=kvmguest.stderr)
 [ -n "$verbose" ] && echo "kvm-guest: $kernel ($KV), npt=$npt, tdp_mmu=$tdp_mmu, $mem: ${qemu[*]}" >&2
 start=$(date +%s)
-# QEMU's own messages to a log; the command's output to our stdout and
-# stderr, which QEMU opens again as fds 3 and 4.
-timeout --kill-after=10 "$timeout" "${qemu[@]}" </dev/null 3>&1 4>&2 >"$TMP/qemu.log" 2>&1 &
+# QEMU's own messages to a log. The command's output comes through FIFOs
+# (QEMU's pipe chardev: NAME.out is what the guest writes), copied to our
+# stdout and stderr as they are: whatever those are, and at their offsets.
+mkfifo "$TMP/out.in" "$TMP/out.out" "$TMP/err.in" "$TMP/err.out" || die "mkfifo failed in $TMP"
+cat "$TMP/out.out" &
+cat_out=$!
+cat "$TMP/err.out" >&2 &
+cat_err=$!
+timeout --kill-after=10 "$timeout" "${qemu[@]}" </dev/null >"$TMP/qemu.log" 2>&1 &
 qemu_pid=$!
 wait $qemu_pid
 rc=$?
 qemu_pid=""
+# A QEMU that never opened the FIFOs left the copies waiting: an opener
+# (read-write: it never blocks) releases them, and its close is their end.
+exec 5<>"$TMP/out.out" 6<>"$TMP/err.out"
+exec 5>&- 6>&-
+wait $cat_out $cat_err
 [ -n "$verbose" ] && echo "kvm-guest: powered off after $(($(date +%s) - start)) s; console:" >&2 &&
 	tail_of "$TMP/console.log" 40 >&2
 if [ -s "$xfer/status" ]; then
