@@ -118,6 +118,7 @@ func_probes() { [ -e /sys/bus/event_source/devices/kprobe ]; }
 # LAT, LAT_PER: the whole-fault latency figure of that mode, and the counter
 # it has one sample of: fault_ns times every fault (function probes);
 # walk_to_spte_ns, from tracepoints, each fault whose SPTE was set.
+# shellcheck disable=SC2034 # for the scripts that source this
 if func_probes; then
 	LAT=fault_ns LAT_PER=faults
 else
