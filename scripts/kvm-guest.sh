@@ -83,6 +83,8 @@ if [ ! -s "$initrd" ]; then
 	install -m 755 "$ROOT/scripts/lib/kvm-guest-init" "$r/init"
 	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp" &&
 		mv "$initrd.tmp" "$initrd" || die "cannot write $initrd"
+	# older ones, of another init or busybox
+	find "$CACHE/guest" -name "$KV-*.cpio.gz" ! -name "${initrd##*/}" -delete
 	rm -rf "$r"
 fi
 
