@@ -85,11 +85,10 @@ qemu_run() {
 	# programs of calls in flight then (the tracers count that, exits_lost).
 	kvmmmu-check --probe-mode tracepoint --validate qemu 3 >$T/$n-validate.out 2>&1 &
 	p=$!
-	# Until it powers off; or it stalls: under TCG's nested SVM most boots
-	# end idle at one RIP for good, a few faults short of init's first
-	# message (a wake-up that never comes, it seems; not the TSC deadline
-	# timer, the HPET or ARAT: each tried). No new fault for 15 s after 100
-	# is a stall; 120 s is the limit (a boot that ends takes 27 to 43 s).
+	# Until it powers off; or it stalls (an interrupt delivered twice, see
+	# L2_CPU: rarer now, not gone): then it spins at one RIP for good. No new
+	# fault for 15 s after 100 is a stall; 120 s is the limit (a boot that
+	# ends takes 27 to 42 s).
 	booted='' last=-1 still=0
 	while [ "$(elapsed $start)" -lt 120 ] && [ $still -lt 15 ]; do
 		qmp query-status 2>/dev/null | grep -q '"status": "shutdown"' && booted=1 && break
