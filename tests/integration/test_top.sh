@@ -18,13 +18,15 @@ row() { awk -v n="$2" -v c="$3" '$1 == n || $1 == n "*" { v = $c } END { print v
 # --- batch: since-start counts per VM and per vCPU equal KVM's pf_taken, exactly
 "$TOP" -b --since-start --per-vcpu -d 0.5 -p 'top-web|top-db' >"$TMP/b.out" 2>"$TMP/b.err" &
 tp=$!
-for i in $(seq 100); do grep -q 'kvmmmu-top:' "$TMP/b.out" && break; sleep 0.05; done
-check top/batch-first-frame "no frame within 5 s: $(head -c 300 "$TMP/b.err")" grep -q 'kvmmmu-top:' "$TMP/b.out"
+wait_grep "$TMP/b.out" 'kvmmmu-top:'
+check top/batch-first-frame "no frame within 2 min: $(head -c 300 "$TMP/b.err")" grep -q 'kvmmmu-top:' "$TMP/b.out"
 "$LOAD" --name top-web --vcpus 2 --mem 16M --dirty-log 1 --csv "$TMP/web.csv" >/dev/null 2>&1 &
 l1=$!
 "$LOAD" --name top-db --vcpus 3 --mem 8M --csv "$TMP/db.csv" >/dev/null 2>&1
 wait $l1
-sleep 1.2 # two more frames: the VMs' last figures, marked as exited
+# the VMs' last figures: the frames that mark them exited
+wait_grep "$TMP/b.out" '^top-web\*'
+wait_grep "$TMP/b.out" '^top-db\*'
 kill -INT $tp
 wait $tp
 rc=$?
@@ -50,7 +52,7 @@ check top/batch-exited-marked "no exited VM in a frame" grep -q '^top-web\*' "$T
 # --- 8 VMs at once: every one's since-start faults equal KVM's
 "$TOP" -b --since-start -d 0.5 -p 'top-eight' >"$TMP/e.out" 2>&1 &
 tp=$!
-for i in $(seq 100); do grep -q 'kvmmmu-top:' "$TMP/e.out" && break; sleep 0.05; done
+wait_grep "$TMP/e.out" 'kvmmmu-top:'
 pids=""
 for i in 1 2 3 4 5 6 7 8; do
 	"$LOAD" --name top-eight-$i --vcpus 2 --mem 8M --csv "$TMP/e$i.csv" >/dev/null 2>&1 &
@@ -58,7 +60,7 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 # shellcheck disable=SC2086
 wait $pids
-sleep 1.2
+for i in 1 2 3 4 5 6 7 8; do wait_grep "$TMP/e.out" "^top-eight-$i\\*"; done
 kill -INT $tp
 wait $tp
 for i in 1 2 3 4 5 6 7 8; do
@@ -72,6 +74,7 @@ done
 # allocated, not RSS: the allocator and the BPF rings' pages make RSS noisy).
 "$TOP" -v -b -d 0.2 -p 'top-churn' >"$TMP/churn.out" 2>"$TMP/churn.err" &
 tp=$!
+wait_grep "$TMP/churn.out" 'kvmmmu-top:'
 # state_after N: the last -v line once the churned VMs have all gone (quiet frames)
 state_now() { grep -F ' names, ' "$TMP/churn.err" | tail -1; }
 # held_names: the names the last -v frame lists (whose a leak is)
@@ -86,9 +89,9 @@ released() { state_now | grep -qF "$NOTHING_HELD"; }
 # (the heap peaks at about 24 MiB while VMs come and go)
 settled() {
 	local i a b
-	for i in $(seq 100); do released && break; sleep 0.1; done
+	for i in $(seq 1200); do released && break; sleep 0.1; done
 	b=$(heap_now)
-	for i in $(seq 25); do
+	for i in $(seq 100); do
 		sleep 0.4
 		a=$b b=$(heap_now)
 		[ -n "$a" ] && [ -n "$b" ] && [ $((a - b)) -lt 64 ] && [ $((b - a)) -lt 64 ] && break
@@ -125,14 +128,23 @@ tmux kill-session -t kvmmmu-top 2>/dev/null
 tmux new-session -d -s kvmmmu-top -x 150 -y 30 "bash --norc"
 sh_run() { tmux send-keys -t kvmmmu-top "$1" Enter; }
 screen() { tmux capture-pane -p -t kvmmmu-top; }
-# wait_screen PATTERN: up to 5 s for PATTERN on the screen
+# wait_screen PATTERN: until PATTERN is on the screen; 2 min at most (a
+# kvmmmu-top starting in a TCG guest takes 8-20 s to attach)
 wait_screen() {
 	local i
-	for i in $(seq 50); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
+	for i in $(seq 1200); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
 	return 1
 }
-"$LOAD" --name top-tui --vcpus 2 --mem 16M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
+# screen_until CMD...: until CMD (a test of the screen) holds; 2 min at most
+screen_until() {
+	local i
+	for i in $(seq 1200); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+# (the VMs live until the screen tests are done with them: killed below)
+"$LOAD" --name top-tui --vcpus 2 --mem 16M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 l1=$!
+wait_vm $l1
 stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 sh_run "stty -a > $TMP/stty.before; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui.rc; stty -a > $TMP/stty.after; echo TOP-DONE"
 check top/screen-vm-row "$(screen | head -8)" wait_screen '^top-tui  '
@@ -141,19 +153,19 @@ check top/screen-bpf-cost "$(screen | sed -n 3p)" wait_screen '^kvmmmu BPF [0-9.
 tmux send-keys -t kvmmmu-top Enter
 check top/screen-drill-down "$(screen | head -8)" wait_screen '^CPU 1/KVM'
 tmux send-keys -t kvmmmu-top Enter
-check top/screen-vcpu-histogram "$(screen | head -14)" wait_screen 'walk_to_spte_ns: [0-9]* samples'
+check top/screen-vcpu-histogram "$(screen | head -14)" wait_screen "$LAT: [0-9]* samples"
 check top/screen-vcpu-outcomes "$(screen | head -8)" wait_screen '^  ret_pf_fixed '
 tmux send-keys -t kvmmmu-top Escape
 check top/screen-vcpu-back "$(screen | head -8)" wait_screen '^CPU 1/KVM'
 tmux send-keys -t kvmmmu-top Escape
 check top/screen-back "$(screen | head -8)" wait_screen '^top-tui  '
 tmux send-keys -t kvmmmu-top /
-sleep 0.3
+wait_screen '^filter VMs by name'
 tmux send-keys -t kvmmmu-top 'nomatch' Enter
 check top/screen-filter-hides "$(screen | head -8)" wait_screen 'filter: nomatch'
 check top/screen-filter-no-rows "$(screen | head -8)" eval '! screen | grep -q "^top-tui  "'
 tmux send-keys -t kvmmmu-top /
-sleep 0.3
+wait_screen '^filter VMs by name'
 tmux send-keys -t kvmmmu-top Enter
 check top/screen-filter-cleared "$(screen | head -8)" wait_screen '^top-tui  '
 tmux send-keys -t kvmmmu-top '>'
@@ -183,7 +195,7 @@ check top/sigterm-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after2
 # since-start counts read off the screen equal KVM's, per VM and per vCPU,
 # while the exited VM is still marked (3 refreshes of 3 s)
 sh_run "clear; $TOP -p top-exact -d 3 --since-start; echo TOP-EXACT-DONE"
-sleep 1
+wait_screen 'sort: faults'
 "$LOAD" --name top-exact --vcpus 2 --mem 1M --passes 2 --csv "$TMP/exact.csv" >/dev/null 2>&1
 check top/screen-exact-exited "$(screen | sed -n 5,7p)" wait_screen '^top-exact .* exited'
 k0=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken 0)
@@ -200,17 +212,19 @@ done
 tmux send-keys -t kvmmmu-top q
 wait_screen '^TOP-EXACT-DONE'
 # sort by name, inverted: the rows change order; paused, the figures stay
-"$LOAD" --name top-sort-a --vcpus 1 --mem 8M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
+"$LOAD" --name top-sort-a --vcpus 1 --mem 8M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 la=$!
-"$LOAD" --name top-sort-b --vcpus 1 --mem 8M --dirty-log 1 --duration 20 >/dev/null 2>&1 &
+"$LOAD" --name top-sort-b --vcpus 1 --mem 8M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 lb=$!
+wait_vm $la
+wait_vm $lb
 sh_run "clear; $TOP -p top-sort-a -p top-sort-b -s name --since-start -d 0.5; echo TOP-SORT-DONE"
 order() { screen | awk '$1 ~ /^top-sort-/ { printf "%s ", $1 }'; }
 check top/screen-sort-by-name "rows: $(order)" \
-	eval 'for i in $(seq 50); do [ "$(order)" = "top-sort-a top-sort-b " ] && break; sleep 0.1; done; [ "$(order)" = "top-sort-a top-sort-b " ]'
+	screen_until eval '[ "$(order)" = "top-sort-a top-sort-b " ]'
 tmux send-keys -t kvmmmu-top i
 check top/screen-sort-inverted "rows: $(order)" \
-	eval 'for i in $(seq 50); do [ "$(order)" = "top-sort-b top-sort-a " ] && break; sleep 0.1; done; [ "$(order)" = "top-sort-b top-sort-a " ]'
+	screen_until eval '[ "$(order)" = "top-sort-b top-sort-a " ]'
 tmux send-keys -t kvmmmu-top ' '
 wait_screen 'PAUSED'
 p1=$(screen | awk '$1 == "top-sort-a" { print $4 }')
@@ -219,7 +233,7 @@ p2=$(screen | awk '$1 == "top-sort-a" { print $4 }')
 check top/screen-paused-frozen "faults $p1, 1.5 s later $p2" test -n "$p1" -a "$p1" = "$p2"
 tmux send-keys -t kvmmmu-top ' '
 check top/screen-unpaused-moves "faults $p1 when paused, then $(screen | awk '$1 == "top-sort-a" { print $4 }')" \
-	eval 'for i in $(seq 50); do [ "$(screen | awk "\$1 == \"top-sort-a\" { print \$4 }")" != "$p1" ] && break; sleep 0.1; done; [ "$(screen | awk "\$1 == \"top-sort-a\" { print \$4 }")" != "$p1" ]'
+	screen_until eval '[ "$(screen | awk "\$1 == \"top-sort-a\" { print \$4 }")" != "$p1" ]'
 tmux send-keys -t kvmmmu-top q
 wait_screen '^TOP-SORT-DONE'
 # 80 columns: whole columns only, no row wraps onto the next line, and the
@@ -228,7 +242,7 @@ tmux resize-window -t kvmmmu-top -x 80 -y 20 2>/dev/null || tmux resize-pane -t 
 sh_run "clear; $TOP -p top-sort-a -d 0.5; echo TOP-80-DONE"
 check top/screen-80-cols-says-cut "$(screen | sed -n 4p)" wait_screen '^[0-9]* columns past the edge ([0-9]* wide shows all)'
 check top/screen-80-cols-no-wrap "$(screen | sed -n 5,8p)" \
-	eval '[ "$(screen | sed -n 6p | cut -c1-10)" = "top-sort-a" ] && [ -z "$(screen | sed -n 7p | tr -d " ")" ]'
+	screen_until eval '[ "$(screen | sed -n 6p | cut -c1-10)" = "top-sort-a" ] && [ -z "$(screen | sed -n 7p | tr -d " ")" ]'
 tmux send-keys -t kvmmmu-top q
 wait_screen '^TOP-80-DONE'
 kill $la $lb 2>/dev/null
