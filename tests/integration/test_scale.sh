@@ -16,19 +16,24 @@ LOAD=$BUILD/kvmmmu-load
 STORM=$BUILD/tests/tools/threadstorm
 
 # The sizes are settings (environment variables). A TCG guest (kvm-guest.sh)
-# has 4 GiB and takes some 10,000 faults a second: its defaults keep each
-# stress past what it checks (more vCPU threads than the faults map holds,
-# more stats fds than RLIMIT_NOFILE) with fewer, smaller VMs.
+# has 4 GiB and takes some 1,000-10,000 faults a second: its defaults keep
+# each stress past what it checks (more vCPU threads than the faults map
+# holds, more stats fds than RLIMIT_NOFILE) with fewer, smaller VMs.
 if in_tcg_guest; then
-	: "${SCALE_WIDE_MEM:=4M}" "${SCALE_CHURN_VMS:=525}" "${SCALE_CHURN_VCPUS:=8}"
+	: "${SCALE_EIGHT_MEM:=4M}" "${SCALE_WIDE_MEM:=1M}" "${SCALE_CHURN_VMS:=525}" \
+		"${SCALE_CHURN_VCPUS:=8}" "${SCALE_CHURN_MEM:=64K}" "${SCALE_FDS_MEM:=256K}" \
+		"${SCALE_STORM_MEM:=4M}"
 fi
-: "${SCALE_EIGHT_MEM:=32M}"    # each of the 8 VMs' memory per vCPU (2 vCPUs)
-: "${SCALE_WIDE_VCPUS:=64}"    # the wide VM's vCPUs
-: "${SCALE_WIDE_MEM:=128M}"    # and their memory each
-: "${SCALE_CHURN_VMS:=2100}"   # VMs one after another under one tracer
-: "${SCALE_CHURN_VCPUS:=2}"    # their vCPUs: VMS x VCPUS threads past the 4,096 map entries
-: "${SCALE_FDS_VMS:=400}"      # VMs under a RLIMIT_NOFILE of 3/2 that many (3 stats fds each)
+: "${SCALE_EIGHT_MEM:=32M}"      # each of the 8 VMs' memory per vCPU (2 vCPUs)
+: "${SCALE_WIDE_VCPUS:=64}"      # the wide VM's vCPUs
+: "${SCALE_WIDE_MEM:=128M}"      # and their memory each
+: "${SCALE_CHURN_VMS:=2100}"     # VMs one after another under one tracer
+: "${SCALE_CHURN_VCPUS:=2}"      # their vCPUs: VMS x VCPUS threads past the 4,096 map entries
+: "${SCALE_CHURN_MEM:=1M}"       # and their memory each
+: "${SCALE_FDS_VMS:=400}"        # VMs under a RLIMIT_NOFILE of 3/2 that many (3 stats fds each)
+: "${SCALE_FDS_MEM:=4M}"         # their memory per vCPU (2 vCPUs)
 : "${SCALE_STORM_THREADS:=5000}" # unrelated threads contending beside a VM
+: "${SCALE_STORM_MEM:=32M}"      # the VM's memory per vCPU (2 vCPUs)
 
 # kvm_taken CSV...: "PID PF_TAKEN" for each kvmmmu-load CSV: KVM's pf_taken,
 # all vCPUs, of the VM that wrote it
@@ -100,7 +105,7 @@ check scale/$SCALE_WIDE_VCPUS-vcpus-no-loss "$(losses "$TMP/wide.csv")" test -z 
 # --- VM churn: 2,100 short VMs one after another, 2 vCPUs each: 4,200 vCPU
 # threads, more than the 4,096 entries the faults map holds unless exits free
 # them (before they did, this run dropped 92,696 events). Every VM's faults
-# equal KVM's pf_taken for it (256 pages and the code page on each vCPU on
+# equal KVM's pf_taken for it (every page and the code page, on each vCPU, on
 # the shadow MMU; nested paging adds a few of its own).
 N=$SCALE_CHURN_VMS
 cp "$LOAD" "$TMP/vmm-churn"
@@ -110,7 +115,7 @@ hist=$!
 wait_tracing "$TMP/churn.out" || fail scale/churn-attach "kvmmmu-hist did not start"
 start=$SECONDS
 for i in $(seq "$N"); do
-	"$TMP/vmm-churn" --vcpus "$SCALE_CHURN_VCPUS" --mem 1M --csv "$TMP/churn/$i.csv" >/dev/null 2>&1 || break
+	"$TMP/vmm-churn" --vcpus "$SCALE_CHURN_VCPUS" --mem "$SCALE_CHURN_MEM" --csv "$TMP/churn/$i.csv" >/dev/null 2>&1 || break
 done
 kill -INT $hist
 wait $hist
@@ -140,7 +145,7 @@ mkdir -p "$TMP/fds"
 hist=$!
 wait_tracing "$TMP/fds.out" || fail scale/fds-attach "kvmmmu-hist did not start"
 for i in $(seq "$NF"); do
-	"$TMP/vmm-fds" --vcpus 2 --mem 4M --csv "$TMP/fds/$i.csv" >/dev/null 2>&1 || break
+	"$TMP/vmm-fds" --vcpus 2 --mem "$SCALE_FDS_MEM" --csv "$TMP/fds/$i.csv" >/dev/null 2>&1 || break
 done
 kill -INT $hist
 wait $hist
@@ -175,7 +180,7 @@ for filter in name all; do
 	wait_tracing "$TMP/storm.out" || fail "scale/storm-$filter-attach" "kvmmmu-hist did not start"
 	"$STORM" "$SCALE_STORM_THREADS" 100 >"$TMP/storm-threads.out" 2>&1 &
 	storm=$!
-	"$TMP/vmm-storm" --vcpus 2 --mem 32M --dirty-log 2 --csv "$TMP/storm-l.csv" >/dev/null 2>&1
+	"$TMP/vmm-storm" --vcpus 2 --mem "$SCALE_STORM_MEM" --dirty-log 2 --csv "$TMP/storm-l.csv" >/dev/null 2>&1
 	wait $storm
 	src=$?
 	kill -INT $hist
