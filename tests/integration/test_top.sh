@@ -15,18 +15,33 @@ LOAD=$BUILD/kvmmmu-load
 # row FILE NAME COLUMN: the last value of COLUMN (1-based) in rows starting with NAME
 row() { awk -v n="$2" -v c="$3" '$1 == n || $1 == n "*" { v = $c } END { print v }' "$1"; }
 
+# frames_show FILE TOP-PID ERE...: until kvmmmu-top (TOP-PID, in batch mode
+# writing FILE) has printed a line matching each ERE; 2 min at most in all,
+# and no longer than it runs
+frames_show() {
+	local f=$1 p=$2 _ e missing
+	shift 2
+	for _ in $(seq 1200); do
+		missing=
+		for e in "$@"; do grep -qE -- "$e" "$f" 2>/dev/null || missing=1; done
+		[ -z "$missing" ] && return 0
+		kill -0 "$p" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 # --- batch: since-start counts per VM and per vCPU equal KVM's pf_taken, exactly
 "$TOP" -b --since-start --per-vcpu -d 0.5 -p 'top-web|top-db' >"$TMP/b.out" 2>"$TMP/b.err" &
 tp=$!
-wait_grep "$TMP/b.out" 'kvmmmu-top:'
+frames_show "$TMP/b.out" $tp 'kvmmmu-top:'
 check top/batch-first-frame "no frame within 2 min: $(head -c 300 "$TMP/b.err")" grep -q 'kvmmmu-top:' "$TMP/b.out"
 "$LOAD" --name top-web --vcpus 2 --mem 16M --dirty-log 1 --csv "$TMP/web.csv" >/dev/null 2>&1 &
 l1=$!
 "$LOAD" --name top-db --vcpus 3 --mem 8M --csv "$TMP/db.csv" >/dev/null 2>&1
 wait $l1
 # the VMs' last figures: the frames that mark them exited
-wait_grep "$TMP/b.out" '^top-web\*'
-wait_grep "$TMP/b.out" '^top-db\*'
+frames_show "$TMP/b.out" $tp '^top-web\*' '^top-db\*'
 kill -INT $tp
 wait $tp
 rc=$?
@@ -52,7 +67,7 @@ check top/batch-exited-marked "no exited VM in a frame" grep -q '^top-web\*' "$T
 # --- 8 VMs at once: every one's since-start faults equal KVM's
 "$TOP" -b --since-start -d 0.5 -p 'top-eight' >"$TMP/e.out" 2>&1 &
 tp=$!
-wait_grep "$TMP/e.out" 'kvmmmu-top:'
+frames_show "$TMP/e.out" $tp 'kvmmmu-top:'
 pids=""
 for i in 1 2 3 4 5 6 7 8; do
 	"$LOAD" --name top-eight-$i --vcpus 2 --mem 8M --csv "$TMP/e$i.csv" >/dev/null 2>&1 &
@@ -60,7 +75,8 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 # shellcheck disable=SC2086
 wait $pids
-for i in 1 2 3 4 5 6 7 8; do wait_grep "$TMP/e.out" "^top-eight-$i\\*"; done
+frames_show "$TMP/e.out" $tp '^top-eight-1\*' '^top-eight-2\*' '^top-eight-3\*' '^top-eight-4\*' \
+	'^top-eight-5\*' '^top-eight-6\*' '^top-eight-7\*' '^top-eight-8\*'
 kill -INT $tp
 wait $tp
 for i in 1 2 3 4 5 6 7 8; do
@@ -78,7 +94,7 @@ if in_tcg_guest; then : "${TOP_CHURN:=30}"; fi
 # allocated, not RSS: the allocator and the BPF rings' pages make RSS noisy).
 "$TOP" -v -b -d 0.2 -p 'top-churn' >"$TMP/churn.out" 2>"$TMP/churn.err" &
 tp=$!
-wait_grep "$TMP/churn.out" 'kvmmmu-top:'
+frames_show "$TMP/churn.out" $tp 'kvmmmu-top:'
 # state_after N: the last -v line once the churned VMs have all gone (quiet frames)
 state_now() { grep -F ' names, ' "$TMP/churn.err" | tail -1; }
 # held_names: the names the last -v frame lists (whose a leak is)
