@@ -31,6 +31,7 @@ frames_show() {
 	return 1
 }
 
+echo "  $(cut -d" " -f1 /proc/uptime) s: batch"
 # --- batch: since-start counts per VM and per vCPU equal KVM's pf_taken, exactly
 "$TOP" -b --since-start --per-vcpu -d 0.5 -p 'top-web|top-db' >"$TMP/b.out" 2>"$TMP/b.err" &
 tp=$!
@@ -64,6 +65,7 @@ for vm in web:2 db:3; do
 done
 check top/batch-exited-marked "no exited VM in a frame" grep -q '^top-web\*' "$TMP/b.out"
 
+echo "  $(cut -d" " -f1 /proc/uptime) s: 8 VMs at once"
 # --- 8 VMs at once: every one's since-start faults equal KVM's
 "$TOP" -b --since-start -d 0.5 -p 'top-eight' >"$TMP/e.out" 2>&1 &
 tp=$!
@@ -75,8 +77,10 @@ for i in 1 2 3 4 5 6 7 8; do
 done
 # shellcheck disable=SC2086
 wait $pids
+echo "  $(cut -d" " -f1 /proc/uptime) s: the 8 VMs are done"
 frames_show "$TMP/e.out" $tp '^top-eight-1\*' '^top-eight-2\*' '^top-eight-3\*' '^top-eight-4\*' \
-	'^top-eight-5\*' '^top-eight-6\*' '^top-eight-7\*' '^top-eight-8\*'
+	'^top-eight-5\*' '^top-eight-6\*' '^top-eight-7\*' '^top-eight-8\*' ||
+	echo "  no frame marked all 8 VMs exited; the last lines: $(tail -12 "$TMP/e.out" | tr '\n' '|')"
 kill -INT $tp
 wait $tp
 for i in 1 2 3 4 5 6 7 8; do
@@ -85,6 +89,7 @@ for i in 1 2 3 4 5 6 7 8; do
 	check "top/eight-vms-$i-faults" "kvmmmu-top $b, KVM pf_taken $k" test "$b" = "$k"
 done
 
+echo "  $(cut -d" " -f1 /proc/uptime) s: VMs coming and going"
 # --- VMs coming and going: exited ones leave the session, and memory stays flat.
 # TOP_CHURN VMs, then twice as many more (a setting: a TCG guest, where a VM
 # takes a second, has 30 by default: a leak of 35 KiB a VM still shows).
@@ -141,6 +146,7 @@ check top/churn-saw-vms "no churned VM in the frames" grep -q '^top-churn-1[0-9]
 last=$(awk '/kvmmmu-top:/ { n = $3 } END { print n }' "$TMP/churn.out")
 check top/churn-exited-dropped "the last frame shows $last VMs" test "$last" = 0
 
+echo "  $(cut -d" " -f1 /proc/uptime) s: the screen"
 # --- the screen, in tmux: a VM's row, drill-down, sort, pause, help, quit
 if ! command -v tmux >/dev/null; then
 	skip top/screen "no tmux (make deps installs it)"
@@ -278,6 +284,7 @@ tmux kill-session -t kvmmmu-top
 kill $l1 2>/dev/null
 wait $l1 2>/dev/null
 
+echo "  $(cut -d" " -f1 /proc/uptime) s: bad input"
 # --- bad input: one line on stderr, exit 2
 bad() {
 	local name=$1
