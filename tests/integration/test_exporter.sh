@@ -143,7 +143,18 @@ check exporter/help-type-once "$(grep '^# TYPE' "$TMP/scrape1" | sort | uniq -d 
 # --- every dashboard panel's and rule's query returns data from this Prometheus:
 # a VM running (rates), and one that turns dirty logging on, keeps it on
 # for a few scrapes, and off (annotations: a change Prometheus has seen)
-"$LOAD" --name exp-toggle --vcpus 1 --mem 16M --dirty-log 1 --duration 3 >/dev/null 2>&1
+# (VMs that toggle it again and again while the queries run: the annotations
+# look back one rate interval, 1m, and a TCG guest takes longer than that
+# to get through the queries)
+toggler() {
+	while :; do
+		"$LOAD" --name exp-toggle --vcpus 1 --mem 4M --dirty-log 1 >/dev/null 2>&1
+		sleep 2
+	done
+}
+toggler &
+tog=$!
+pids+=("$tog")
 until_true 60 has_data 'changes(kvmmmu_dirty_log_toggle_duration_seconds_count{vm="exp-toggle"}[1m]) > 0'
 until_true 60 has_data 'rate(kvmmmu_page_faults_total{vm="exp-live"}[1m]) > 0'
 # a few scrapes of the running VM (rates need two): 4 more than now
@@ -156,6 +167,8 @@ else
 	why="this kernel's probes are tracepoints only; the VM tests run these queries with function probes"
 fi
 run_queries exporter "$TMP/scrape2" "$why"
+kill $tog
+wait $tog 2>/dev/null
 check exporter/dashlint "$($DASH lint "$ROOT"/dashboards/*.json 2>&1 | head -5)" $DASH lint "$ROOT"/dashboards/kvmmmu-fleet.json "$ROOT"/dashboards/kvmmmu-vm.json
 check exporter/dashlint-catches-mistakes "$($DASH selftest 2>&1 | tail -3)" $DASH selftest
 check exporter/promtool-check-rules "$(promtool check rules "$ROOT/dashboards/kvmmmu-rules.yml" 2>&1 | tail -2)" \
