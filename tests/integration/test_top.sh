@@ -19,15 +19,16 @@ row() { awk -v n="$2" -v c="$3" '$1 == n || $1 == n "*" { v = $c } END { print v
 # writing FILE) has printed a line matching each ERE; 2 min at most in all,
 # and no longer than it runs
 frames_show() {
-	local f=$1 p=$2 _ e missing
+	local f=$1 p=$2 end=$((SECONDS + 120)) e missing
 	shift 2
-	for _ in $(seq 1200); do
+	while [ $SECONDS -lt $end ]; do
 		missing=
-		for e in "$@"; do grep -qE -- "$e" "$f" 2>/dev/null || missing=1; done
+		for e in "$@"; do grep -qE -- "$e" "$f" 2>/dev/null || { missing=$e; break; }; done
 		[ -z "$missing" ] && return 0
 		kill -0 "$p" 2>/dev/null || return 1
 		sleep 0.1
 	done
+	echo "  kvmmmu-top printed no line matching '$missing' in 2 min"
 	return 1
 }
 
@@ -114,7 +115,8 @@ released() { state_now | grep -qF "$NOTHING_HELD"; }
 # (the heap peaks at about 24 MiB while VMs come and go)
 settled() {
 	local i a b
-	for i in $(seq 1200); do released && break; sleep 0.1; done
+	local end=$((SECONDS + 120))
+	until released || [ $SECONDS -ge $end ]; do sleep 0.1; done
 	b=$(heap_now)
 	for i in $(seq 100); do
 		sleep 0.4
@@ -159,15 +161,19 @@ screen() { tmux capture-pane -p -t kvmmmu-top; }
 # wait_screen PATTERN: until PATTERN is on the screen; 2 min at most (a
 # kvmmmu-top starting in a TCG guest takes 8-20 s to attach)
 wait_screen() {
-	local i
-	for i in $(seq 1200); do screen | grep -q -- "$1" && return 0; sleep 0.1; done
-	return 1
+	local end=$((SECONDS + 120))
+	until screen | grep -q -- "$1"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
 }
 # screen_until CMD...: until CMD (a test of the screen) holds; 2 min at most
 screen_until() {
-	local i
-	for i in $(seq 1200); do "$@" && return 0; sleep 0.1; done
-	return 1
+	local end=$((SECONDS + 120))
+	until "$@"; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
 }
 # (the VMs live until the screen tests are done with them: killed below)
 "$LOAD" --name top-tui --vcpus 2 --mem 16M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
