@@ -129,14 +129,25 @@ fi
 # collide only by chance.
 in_tcg_guest() { [ -e /run/kvm-guest/cmd ]; }
 
-# wait_vcpu_fd PID: until PID has a vCPU fd open (its VM is made and running);
-# 2 min at most (a TCG guest takes seconds where a host takes milliseconds)
-wait_vcpu_fd() {
-	local fd
-	for _ in $(seq 1200); do
+# wait_grep FILE ERE [SECS]: until FILE has a line matching ERE; SECS (120)
+# at most, by the clock (under TCG a grep alone can take 50 ms). For a
+# tool's output: what it prints once it is up or done.
+wait_grep() {
+	local end=$((SECONDS + ${3:-120}))
+	until grep -qE -- "$2" "$1" 2>/dev/null; do
+		[ $SECONDS -lt $end ] || return 1
+		sleep 0.1
+	done
+}
+# wait_vm PID: until PID has a vCPU fd open (its VM is made and runs); 2 min
+# at most (a TCG guest takes seconds where a host takes milliseconds)
+wait_vm() {
+	local end=$((SECONDS + 120)) fd
+	while [ $SECONDS -lt $end ]; do
 		for fd in /proc/"$1"/fd/*; do
 			case $(readlink "$fd" 2>/dev/null) in anon_inode:kvm-vcpu:*) return 0 ;; esac
 		done
+		kill -0 "$1" 2>/dev/null || return 1
 		sleep 0.1
 	done
 	return 1

@@ -48,7 +48,7 @@ bt_value() {
 run_script() {
 	local name=$1
 	# shellcheck disable=SC2086
-	timeout -s INT 50 bpftrace "$BT_DIR/$name.bt" \
+	timeout -s INT 600 bpftrace "$BT_DIR/$name.bt" \
 		-c "$BUILD/kvmmmu-load $LOAD_ARGS --csv $TMP/$name.csv" >"$TMP/$name.out" 2>&1 &&
 		[ -s "$TMP/$name.csv" ]
 }
@@ -107,16 +107,24 @@ else
 	echo "  pid $pid: KVM pf_fixed $fixed; bpftrace samples ${count:-none}, histogram sum $hsum"
 	check bpftrace/latency-prints-banner "no 'Tracing KVM MMU faults' line" \
 		grep -q '^Tracing KVM MMU faults... Hit Ctrl-C to end.$' "$out"
-	check bpftrace/latency-count-eq-pf_fixed "samples ${count:-none} != pf_fixed $fixed" \
-		test "${count:-x}" = "$fixed" -a "$fixed" -gt 0
-	check bpftrace/latency-hist-sum-eq-count "histogram holds $hsum samples, stats say ${count:-none}" \
-		test "$hsum" = "${count:-x}"
+	if [ "$(host_mmu)" = shadow ]; then
+		# the shadow MMU walks the guest's page tables for every fault
+		check bpftrace/latency-count-eq-pf_fixed "samples ${count:-none} != pf_fixed $fixed" \
+			test "${count:-x}" = "$fixed" -a "$fixed" -gt 0
+		check bpftrace/latency-hist-sum-eq-count "histogram holds $hsum samples, stats say ${count:-none}" \
+			test "$hsum" = "${count:-x}"
+	else
+		# nested paging (the $(host_mmu) MMU): no guest page-table walk, so
+		# the script has nothing to time (its Limits say so), and says nothing
+		check bpftrace/latency-no-samples-without-walks "samples ${count:-none}, histogram sum $hsum ($(host_mmu) MMU, pf_fixed $fixed)" \
+			test -z "$count" -a "$hsum" = 0 -a "$fixed" -gt 0
+	fi
 fi
 
 # ---- every script compiles (bpftrace --emit-elf: parse, check, codegen; no load) ----
 for bt in "$BT_DIR"/*.bt; do
 	name=$(basename "$bt" .bt)
-	if timeout 30 bpftrace --emit-elf "$TMP/$name.elf" "$bt" >"$TMP/$name.elf.log" 2>&1; then
+	if timeout 300 bpftrace --emit-elf "$TMP/$name.elf" "$bt" >"$TMP/$name.elf.log" 2>&1; then
 		pass "bpftrace/$name-compiles"
 	else
 		fail "bpftrace/$name-compiles" "$(grep ERROR "$TMP/$name.elf.log" | grep -v RLIMIT_MEMLOCK | head -1)"

@@ -154,7 +154,7 @@ check hist/sample-in-csv "latency_sample_every=$(bpf_value "$TMP/h10.csv" latenc
 # (VMs here live until the test is done with them, not for a guessed time)
 "$LOAD" --name web-1 --vcpus 2 --mem 16M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 vmm=$!
-wait_vcpu_fd "$vmm"
+wait_vm "$vmm"
 "$HIST" -p web-1 -d 1.5 --csv "$TMP/h11.csv" >"$TMP/h11.out" 2>&1
 rc=$?
 check hist/name-p-matches-vm-name "exit $rc: $(tail -2 "$TMP/h11.out" | tr '\n' ' ')" \
@@ -215,8 +215,8 @@ check hist/other-vm-excluded "pid $two: $(rows_of "$TMP/h4.csv" "$two" | head -2
 target=$!
 "$LOAD" --vcpus 1 --mem 8M --duration 3600 --dirty-log 1 >/dev/null 2>&1 &
 other=$!
-wait_vcpu_fd $target
-wait_vcpu_fd $other
+wait_vm $target
+wait_vm $other
 timeout 300 "$HIST" -p $target --csv "$TMP/h6.csv" 1 >"$TMP/h6.out" 2>&1 &
 hp=$!
 # the target exits once the tracer has seen it fault
@@ -238,7 +238,7 @@ check hist/pid-counts-target "faults=$faults" test "${faults:-0}" -gt 0
 # programs attach one by one, and no fault starts before all are there
 "$LOAD" --vcpus 2 --mem 64M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 vmm=$!
-wait_vcpu_fd $vmm
+wait_vm $vmm
 for run in 1 2 3; do
 	"$HIST" -p $vmm -d 1 --per-vcpu --csv "$TMP/att$run.csv" >/dev/null 2>&1
 	for v in 0 1; do
@@ -313,7 +313,7 @@ fi
 cp "$LOAD" "$TMP/vmm-vcpu"
 "$TMP/vmm-vcpu" --vcpus 1 --mem 4M --duration 3600 >/dev/null 2>&1 &
 vmm=$!
-wait_vcpu_fd "$vmm"
+wait_vm "$vmm"
 bad missing-vcpu-of-name 1 -p vmm-vcpu --vcpu 7 -d 30
 kill $vmm
 wait $vmm 2>/dev/null

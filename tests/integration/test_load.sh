@@ -122,7 +122,7 @@ check load/thread-names "threads: $names" test "${names#*fc_vcpu 0,fc_vcpu 1,}" 
 # --- Ctrl-C stops cleanly and still prints the statistics
 "$LOAD" --vcpus 1 --mem 8M --duration 3600 >"$TMP/int.out" 2>&1 &
 pid=$!
-wait_vcpu_fd $pid
+wait_vm $pid
 kill -INT $pid
 wait $pid
 rc=$?

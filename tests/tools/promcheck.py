@@ -8,6 +8,10 @@
   promcheck.py query URL EXPR     one instant query through the HTTP API: each
                                   sample as "LABELS VALUE"; exit 3 on no data,
                                   2 on an error (a query that does not parse)
+  promcheck.py queries URL FILE   every query of FILE (lines "SOURCE<TAB>EXPR")
+                                  in one process: one line each,
+                                  "SOURCE<TAB>RC<TAB>OUTPUT" (RC as query's
+                                  exit code, OUTPUT's lines joined by " | ")
   promcheck.py idle HOST PORT N SECS   N idle connections held SECS seconds
   promcheck.py slowread HOST PORT PATH SECS   a GET whose answer is read one
                                   byte a second for SECS seconds
@@ -64,26 +68,51 @@ def parse(path):
     return 1 if problems else 0
 
 
-def query(url, expr):
+def query(url, expr, out=None):
+    out = [] if out is None else out
+    rc = run_query(url, expr, out)
+    for line in out:
+        print(line)
+    return rc
+
+
+def run_query(url, expr, out):
+    """query's work: its lines appended to out, its exit code returned."""
     q = urllib.parse.urlencode({"query": expr})
     try:
         with urllib.request.urlopen("%s/api/v1/query?%s" % (url, q), timeout=10) as r:
             answer = json.load(r)
     except urllib.error.HTTPError as e:
-        print(json.load(e).get("error", str(e)))
+        out.append(json.load(e).get("error", str(e)))
         return 2
+    except (urllib.error.URLError, OSError) as e:
+        out.append(str(e))
+        return 1
     if answer.get("status") != "success":
-        print(answer.get("error", "query failed"))
+        out.append(answer.get("error", "query failed"))
         return 2
     data = answer["data"]
     if data["resultType"] == "scalar":
-        print(data["result"][1])
+        out.append(str(data["result"][1]))
         return 0
     if not data["result"]:
         return 3
     for r in data["result"]:
         labels = ",".join("%s=%s" % kv for kv in sorted(r["metric"].items()))
-        print("{%s} %s" % (labels, r["value"][1]))
+        out.append("{%s} %s" % (labels, r["value"][1]))
+    return 0
+
+
+def queries(url, path):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            src, _, expr = line.partition("\t")
+            out = []
+            rc = run_query(url, expr, out)
+            print("%s\t%d\t%s" % (src, rc, " | ".join(out)), flush=True)
     return 0
 
 
@@ -147,6 +176,8 @@ def main(argv):
         return parse(argv[2])
     if len(argv) >= 4 and argv[1] == "query":
         return query(argv[2], argv[3])
+    if len(argv) >= 4 and argv[1] == "queries":
+        return queries(argv[2], argv[3])
     if len(argv) >= 6 and argv[1] == "idle":
         return idle(argv[2], int(argv[3]), int(argv[4]), float(argv[5]))
     if len(argv) >= 4 and argv[1] == "replay":
