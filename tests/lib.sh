@@ -38,25 +38,17 @@ csv_value() {
 
 # wait_tracing FILE: waits for a tracer's "Tracing ..." line, printed once its
 # probes are attached: 2 min at most (a TCG guest takes 8-20 s to attach).
-wait_tracing() {
-	local _
-	for _ in $(seq 1200); do
-		grep -q '^Tracing' "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_tracing() { wait_grep "$1" '^Tracing'; }
 
 # wait_for_row CSV METRIC PID: until a tracer's CSV (--csv, a row set each
-# interval) has a non-zero METRIC for PID; 2 min at most.
+# interval) has a non-zero METRIC for PID; 2 min at most, by the clock.
 wait_for_row() {
-	local _
-	for _ in $(seq 1200); do
-		awk -F, -v m="$2" -v p="$3" '!/^#/ && $2 == p && $6 == m && $8 > 0 { f = 1 } END { exit !f }' \
-			"$1" 2>/dev/null && return 0
+	local end=$((SECONDS + 120))
+	until awk -F, -v m="$2" -v p="$3" '!/^#/ && $2 == p && $6 == m && $8 > 0 { f = 1 } END { exit !f }' \
+		"$1" 2>/dev/null; do
+		[ $SECONDS -lt $end ] || return 1
 		sleep 0.1
 	done
-	return 1
 }
 
 # agree NAME HIST_CSV LOAD_CSV PID VCPUS: kvmmmu-hist's figures for PID equal KVM's

@@ -60,7 +60,8 @@ start_exporter() {
 	EPID=$!
 	pids+=("$EPID")
 	EPORT=
-	for _ in $(seq 1200); do
+	local end=$((SECONDS + 120))
+	while [ $SECONDS -lt $end ]; do
 		EPORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$log")
 		[ -n "$EPORT" ] && break
 		kill -0 $EPID 2>/dev/null || return 1

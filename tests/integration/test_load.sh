@@ -110,7 +110,8 @@ check load/reclaim-retries "pf_taken=$taken, pf_fixed=$fixed: no fault raced wit
 "$LOAD" --vcpus 2 --mem 8M --duration 3600 --thread-names firecracker >/dev/null 2>&1 &
 pid=$!
 # (until both vCPU threads are there: seconds in a TCG guest)
-for _ in $(seq 1200); do
+end=$((SECONDS + 120))
+while [ $SECONDS -lt $end ]; do
 	names=$(cat /proc/$pid/task/*/comm 2>/dev/null | sort | tr '\n' ',')
 	[ "${names#*fc_vcpu 0,fc_vcpu 1,}" != "$names" ] && break
 	sleep 0.1
