@@ -33,6 +33,19 @@ frames_show() {
 }
 
 echo "  $(cut -d" " -f1 /proc/uptime) s: batch"
+# stop_top PID: SIGINT, and its exit status once it has ended; after 2 min
+# SIGKILL (and 137), saying so
+stop_top() {
+	local end=$((SECONDS + 120))
+	kill -INT "$1"
+	while kill -0 "$1" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.1; done
+	if kill -0 "$1" 2>/dev/null; then
+		echo "  kvmmmu-top $1 still ran 2 min after SIGINT: killed"
+		kill -KILL "$1"
+	fi
+	wait "$1"
+}
+
 # --- batch: since-start counts per VM and per vCPU equal KVM's pf_taken, exactly
 "$TOP" -b --since-start --per-vcpu -d 0.5 -p 'top-web|top-db' >"$TMP/b.out" 2>"$TMP/b.err" &
 tp=$!
@@ -44,8 +57,7 @@ l1=$!
 wait $l1
 # the VMs' last figures: the frames that mark them exited
 frames_show "$TMP/b.out" $tp '^top-web\*' '^top-db\*'
-kill -INT $tp
-wait $tp
+stop_top $tp
 rc=$?
 check top/batch-exit-0 "exit $rc: $(tail -2 "$TMP/b.err")" test $rc = 0
 for vm in web:2 db:3; do
@@ -82,8 +94,7 @@ echo "  $(cut -d" " -f1 /proc/uptime) s: the 8 VMs are done"
 frames_show "$TMP/e.out" $tp '^top-eight-1\*' '^top-eight-2\*' '^top-eight-3\*' '^top-eight-4\*' \
 	'^top-eight-5\*' '^top-eight-6\*' '^top-eight-7\*' '^top-eight-8\*' ||
 	echo "  no frame marked all 8 VMs exited; the last lines: $(tail -12 "$TMP/e.out" | tr '\n' '|')"
-kill -INT $tp
-wait $tp
+stop_top $tp
 for i in 1 2 3 4 5 6 7 8; do
 	k=$(($(csv_value "$TMP/e$i.csv" kvm_stats pf_taken 0) + $(csv_value "$TMP/e$i.csv" kvm_stats pf_taken 1)))
 	b=$(row "$TMP/e.out" top-eight-$i 4)
@@ -132,8 +143,7 @@ for i in $(seq $((TOP_CHURN + 1)) $((3 * TOP_CHURN))); do
 done
 settled
 s2=$(state_now) h2=$(heap_now)
-kill -INT $tp
-wait $tp
+stop_top $tp
 held=$(held_names)
 check top/churn-state-released "after $((3 * TOP_CHURN)) VMs: $s2 ${held:+(held: $held)}" \
 	eval 'echo "$s2" | grep -qF "$NOTHING_HELD"'
