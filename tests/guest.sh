@@ -9,7 +9,7 @@
 #   host kind's KVM) or 6.12-npt1-tdpY (an ordinary host: nested paging, the
 #   TDP MMU); FILE a tests/integration/test_*.sh. Passes run side by side
 #   when there is a CPU for each (each guest is one host thread).
-# Environment: KVMMMU_GUEST_TIMEOUT (seconds a pass may take, default 2400).
+# Environment: KVMMMU_GUEST_TIMEOUT (seconds a pass may take, default 3000).
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/lib.sh
 source tests/lib.sh
@@ -28,7 +28,7 @@ run_pass() {
 	# The files run as on a host with KVM (they say what they expect of its
 	# MMU and probe modes themselves); no guest within the guest.
 	scripts/kvm-guest.sh --kernel "$kernel" --npt "$npt" --tdp-mmu "${tdp:-Y}" \
-		--timeout "${KVMMMU_GUEST_TIMEOUT:-2400}" -- \
+		--timeout "${KVMMMU_GUEST_TIMEOUT:-3000}" -- \
 		env KVMMMU_GUESTS=none KVMMMU_SKIP_VM="in guest/$name" KVMMMU_RESULTS="$dir/results" \
 		OUTPUT="$OUTPUT" tests/run.sh integration "$@" >"$dir/log" 2>&1
 	rc=$?

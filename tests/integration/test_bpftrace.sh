@@ -73,9 +73,15 @@ else
 		test "${bt_faults:-x}" = "$taken" -a "$taken" -gt 0
 	check bpftrace/outcomes-fixed-eq-pf_fixed "fixed ${bt_fixed:-none} != pf_fixed $fixed" \
 		test "${bt_fixed:-x}" = "$fixed"
-	# At most the last request of each vCPU thread can still be pending.
-	check bpftrace/outcomes-spurious-eq-pf_spurious "spurious ${bt_spurious:-0} != pf_spurious $spurious" \
-		test "${bt_spurious:-0}" -le "$spurious" -a "$spurious" -le "$((${bt_spurious:-0} + 2))"
+	# At most the last request of each vCPU thread can still be pending. On
+	# the TDP MMU a request that sets no SPTE may also be a retry (a lost
+	# cmpxchg: RET_PF_RETRY, in pf_taken only), which the script, unlike
+	# kvmmmu, counts as spurious: up to pf_taken - pf_fixed - pf_spurious more
+	# (seen: 1 in 32,775 on 6.12).
+	retries=0
+	[ "$(host_mmu)" = tdp_mmu ] && retries=$((taken - fixed - spurious))
+	check bpftrace/outcomes-spurious-eq-pf_spurious "spurious ${bt_spurious:-0}, pf_spurious $spurious (+ at most $retries retries)" \
+		test "${bt_spurious:-0}" -le "$((spurious + retries))" -a "$spurious" -le "$((${bt_spurious:-0} + 2))"
 	# Per vCPU thread: "CPU N/KVM" against vCPU N's counters.
 	ok=1 detail=
 	for v in 0 1; do
