@@ -15,8 +15,8 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 usage() {
-	sed -n 's/^# Usage: /usage: /p; s/^#  \{20,\}/       /p' "$0" | sed '/^#/d' >&2
-	exit 2
+	sed -n 's/^# Usage: /usage: /p; s/^#  \{20,\}/       /p' "$0" | sed '/^#/d'
+	exit 0
 }
 die() {
 	echo "kvm-guest: $*" >&2
@@ -26,18 +26,18 @@ die() {
 kernel=6.12 npt=0 tdp_mmu=Y mem=4G timeout=${KVMMMU_GUEST_TIMEOUT:-3600} verbose=""
 while [ $# -gt 0 ]; do
 	case $1 in
-	--kernel) kernel=${2:-}; shift 2 || usage ;;
-	--npt) npt=${2:-}; shift 2 || usage ;;
-	--tdp-mmu) tdp_mmu=${2:-}; shift 2 || usage ;;
-	--mem) mem=${2:-}; shift 2 || usage ;;
-	--timeout) timeout=${2:-}; shift 2 || usage ;;
+	--kernel) [ $# -ge 2 ] || die "--kernel needs a value"; kernel=$2; shift 2 ;;
+	--npt) [ $# -ge 2 ] || die "--npt needs a value"; npt=$2; shift 2 ;;
+	--tdp-mmu) [ $# -ge 2 ] || die "--tdp-mmu needs a value"; tdp_mmu=$2; shift 2 ;;
+	--mem) [ $# -ge 2 ] || die "--mem needs a value"; mem=$2; shift 2 ;;
+	--timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout=$2; shift 2 ;;
 	-v | --verbose) verbose=1; shift ;;
-	-h | --help) usage ;;
+	-h | --help) usage ;; # to stdout, exit 0: asked for
 	--) shift; break ;;
-	*) usage ;;
+	*) die "unknown option '$1' (--help lists them)" ;;
 	esac
 done
-[ $# -gt 0 ] || usage
+[ $# -gt 0 ] || die "no command: kvm-guest.sh [OPTIONS] -- COMMAND [ARG...] (--help)"
 conf=$ROOT/tests/vm/kernels/$kernel.conf
 [ -f "$conf" ] || die "no kernel '$kernel' (kernels: $(cd "$ROOT/tests/vm/kernels" && ls -- *.conf | sed 's/\.conf$//' | tr '\n' ' '))"
 case $npt in 0 | 1) ;; *) die "--npt takes 0 or 1, not '$npt'" ;; esac
