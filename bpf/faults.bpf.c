@@ -125,20 +125,18 @@ static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret,
 }
 
 /*
- * Whether the fault starting now is timed: every one by default, 1 in
- * sample_every with --sample (per thread, evenly spaced). Untimed faults
- * read no clock: that is what sampling saves.
+ * Whether the fault starting now is timed: every one by default, each with
+ * probability 1/sample_every with --sample. At random, not every Nth start:
+ * starts that are no fault KVM counts (MMIO exits, the emulator's walks) and
+ * a guest's regular access pattern would skew a fixed stride, and a random
+ * choice times 1 in N of the counted faults whatever else starts timing.
+ * Untimed faults read no clock: that is what sampling saves.
  */
 static __always_inline bool start_timing(struct kvmmmu_thread_stats *s)
 {
 	if (sample_every <= 1)
 		return s->st.timed = 1;
-	if (s->st.untimed_left) {
-		s->st.untimed_left--;
-		return s->st.timed = 0;
-	}
-	s->st.untimed_left = sample_every - 1;
-	return s->st.timed = 1;
+	return s->st.timed = bpf_get_prandom_u32() % sample_every == 0;
 }
 
 /* The tracepoint model's path of the fault in hand. */
@@ -501,6 +499,8 @@ static __always_inline int on_fast_page_fault(int ret)
 	if (!s || !armed)
 		return 0;
 	s->counters[KVMMMU_FAST_PF_CALLS]++;
+	/* a direct MMU's fault: the last guest walk was the emulator's, not this fault's */
+	s->st.walked = 0;
 	if (ret != ret_pf_fixed && ret != ret_pf_spurious)
 		return 0;
 	s->st.fast_resolved = 1;
@@ -630,6 +630,7 @@ static __always_inline int on_kvm_page_fault(const u64 *ctx)
 		return 0;
 	resolve_pending(s);
 	resolve_exit(s, ret_pf_retry);
+	s->st.walked = 0; /* a new exit: no earlier walk awaits its SPTE */
 	/*
 	 * An exit with the reserved-bit error code hit an MMIO SPTE:
 	 * kvm_mmu_page_fault() gives it to handle_mmio_page_fault(), which
@@ -661,7 +662,26 @@ static __always_inline int end_exit(int ret)
 	return 0;
 }
 TP_PAIR_NO_ARGS(kvm_emulate_insn, end_exit(ret_pf_emulate))
-TP_PAIR_NO_ARGS(kvm_userspace_exit, end_exit(ret_pf_retry))
+
+/*
+ * KVM_RUN returns to user space: the exit's fault ends, and so does any walk
+ * (the emulator's, for an MMIO exit): the root reload that re-entry may wait
+ * for, after a memslot change, is no fault's.
+ */
+static __always_inline int on_userspace_exit(void)
+{
+	struct kvmmmu_thread_stats *s;
+
+	if (func_mode) /* the lock object tests in_fault there, not walks */
+		return 0;
+	s = thread();
+	if (!s)
+		return 0;
+	resolve_exit(s, ret_pf_retry);
+	s->st.walked = 0;
+	return 0;
+}
+TP_PAIR_NO_ARGS(kvm_userspace_exit, on_userspace_exit())
 
 /*
  * A thread of a process with map entries exits: tell user space, which keeps
@@ -692,6 +712,33 @@ static __always_inline int on_thread_exit(void)
 }
 /* Arguments differ across kernels (6.13 added group_dead). */
 TP_PAIR_NO_ARGS(sched_process_exit, on_thread_exit())
+
+/* kvmmmu-hist -- COMMAND: the command's descendants are traced too. */
+const volatile bool follow_forks = false;
+
+/*
+ * A traced process forks: the child is traced from its first instruction,
+ * so that `sudo qemu ...`, `timeout 60 qemu ...` or a wrapper script that
+ * does not exec count their VMM's faults. A new thread is already in.
+ * Attached only with follow_forks: it fires for every fork of the host.
+ */
+static __always_inline int on_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid, ctgid;
+	__u8 one = 1;
+
+	if (!follow_forks)
+		return 0;
+	ptgid = BPF_CORE_READ(parent, tgid);
+	ctgid = BPF_CORE_READ(child, tgid);
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&traced_pids, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&traced_pids, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&health.pids_full, 1);
+	return 0;
+}
+TP_PAIR(sched_process_fork, on_fork(parent, child), struct task_struct *parent,
+	struct task_struct *child)
 
 /* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */
 

@@ -85,16 +85,23 @@ static __always_inline struct kvmmmu_lock_stats *thread(void)
 			    &thread_news, true, &health);
 }
 
+/* The faults object takes its RET_PF_* from function probes (set by user space, as there). */
+const volatile bool func_mode = false;
+
 /*
  * The thread's faults entry when it is handling a fault: inside
  * kvm_mmu_page_fault (function probes), or between a guest walk and its SPTE
- * (the shadow path, when only tracepoints are there). NULL otherwise.
+ * (the shadow path, when only tracepoints are there). NULL otherwise. With
+ * function probes a walk says nothing: the emulator walks too, outside any
+ * fault, and a root reload's wait after that is no fault's.
  */
 static __always_inline struct kvmmmu_thread_stats *in_fault(const struct kvmmmu_thread_key *key)
 {
 	struct kvmmmu_thread_stats *t = bpf_map_lookup_elem(&thread_stats, key);
 
-	return t && t->id.ready && (t->st.in_fault || t->st.walked) ? t : NULL;
+	if (!t || !t->id.ready)
+		return NULL;
+	return (func_mode ? t->st.in_fault : t->st.walked) ? t : NULL;
 }
 
 /* Begin: only a clock read and a per-CPU store, once the lock is known to be traced. */
@@ -143,10 +150,15 @@ static __always_inline int end(void *lock)
 	ns = bpf_ktime_get_ns() - w->begin_ts;
 	mode = w->mode == KVMMMU_LOCK_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ;
 	w->lock = 0;
-	/* a fault's wait goes to the faults entry, which the in-fault test finds anyway */
+	/*
+	 * A fault's wait goes to the faults entry, which the in-fault test finds
+	 * anyway; with --sample only a timed fault's, as its time is the share's
+	 * denominator (every wait would make the share N times too big).
+	 */
 	f = in_fault(&key);
 	if (f) {
-		kvmmmu_hist_add(&f->lock_wait[mode], ns);
+		if (f->st.timed)
+			kvmmmu_hist_add(&f->lock_wait[mode], ns);
 		return 0;
 	}
 	s = thread();

@@ -88,8 +88,7 @@ struct kvmmmu_fault_state {
 	__u32 exit_pending;  /* tracepoint model: a page-fault exit whose fault has not shown */
 	__u32 exit_walked;   /* ... and that fault walked the guest's page tables */
 	__u32 lock_known;    /* the thread's VM's mmu_lock is in the lock table */
-	__u32 timed;	     /* --sample: this fault is timed */
-	__u32 untimed_left;  /* --sample: faults to skip before the next timed one */
+	__u32 timed;	     /* --sample: this fault is timed (its clock reads, its lock waits) */
 	__u32 in_handler;    /* inside a page-fault handler (function probes) */
 	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
 	__u32 closed_path;   /* kvm_mmu_page_fault_done mode: the model's path + 1 (0: none yet) */
@@ -252,6 +251,7 @@ struct kvmmmu_health {
 	__u64 kprobe_missed; /* hits our kprobes ran no handler for (user space fills it in) */
 	__u64 prog_missed;   /* runs of the fault programs the kernel skipped: one re-entered on
 				a CPU (bpf_prog_info.recursion_misses; user space fills it in) */
+	__u64 pids_full;     /* a command's child not traced: the pid filter was full */
 };
 
 #endif

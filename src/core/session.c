@@ -87,6 +87,14 @@ static void find_targets(struct session *s, const int *pids, size_t n)
 		const char *comm = collector_process_name(&s->c, pids[i]);
 		const char *name = collector_vm_name(&s->c, pids[i]);
 
+		/*
+		 * The command's descendants: the BPF filter, which their forks
+		 * extend, is what let them be seen at all.
+		 */
+		if (s->opts.command && s->c.opts.follow_forks) {
+			trace_pid(s, pids[i]);
+			continue;
+		}
 		/* -p NAME: the process name, or the VM's (QEMU's -name, ...) */
 		for (int k = 0; comm && k < s->opts.n_specs; k++)
 			if (!s->opts.specs[k].pid &&
@@ -417,6 +425,8 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.mode = opts->mode,
 		.attribution = opts->attribution,
 		.filter_pids = opts->command || (opts->n_specs && !has_name_specs(opts)),
+		/* `sudo qemu`, `timeout 60 qemu`, a script: the VMM is the command's child */
+		.follow_forks = opts->command != NULL,
 		.walk_hist = opts->walk_hist,
 		.sample_every = opts->sample_every,
 		.lock = opts->lock,
@@ -532,8 +542,8 @@ int session_read(struct session *s, struct model *m, bool final)
 		int r = vm_stats_refresh(&s->kvm[i]);
 
 		if (r && !s->kvm_refresh_note && !s->opts.kvm_stats_quiet)
-			elog("note: KVM's counters of pid %d could not be read again (%s): its "
-			     "figures stay those of the last reading",
+			elog("note: KVM's counters of pid %d could not be read again (%s): "
+			     "unavailable, not shown as those of an earlier reading",
 			     s->kvm[i].pid, strerror(-r));
 		s->kvm_refresh_note |= r != 0;
 	}

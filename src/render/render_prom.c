@@ -114,7 +114,7 @@ bool prom_collector_ok(const struct snapshot *snap, enum prom_collector c)
 		for (size_t i = 0; i < snap->m.n_vms; i++) {
 			const struct vm_stats *v = snapshot_kvm(snap, snap->m.vms[i].pid);
 
-			if (!v || v->missed)
+			if (!v || v->missed || v->stale)
 				return false;
 		}
 		return true;

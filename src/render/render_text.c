@@ -77,9 +77,8 @@ void render_probe_header(FILE *f, const struct snapshot *snap)
 		snap->ret_pf.source == RET_PF_FROM_BTF ? "BTF" : "the tracefs format");
 	if (snap->sample_every > 1)
 		fprintf(f,
-			"Latency: sampled, 1 fault in %u timed (histogram counts are of timed "
-			"faults; "
-			"counts and outcomes are of every fault)\n",
+			"Latency: sampled, 1 fault in %u timed, at random (histograms and "
+			"mmu_lock waits are of timed faults; counts and outcomes of every fault)\n",
 			snap->sample_every);
 }
 
@@ -225,6 +224,11 @@ static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, bool interva
 	if (v && v->missed) {
 		fprintf(f, "    KVM counts: none (the VM exited before kvmmmu could take its "
 			   "statistics)\n");
+		return;
+	}
+	if (v && v->stale) {
+		fprintf(f, "    KVM counts: unavailable (the VM was gone before kvmmmu's last "
+			   "reading: its VMM keeps no stats fd, and debugfs's go with the VM)\n");
 		return;
 	}
 	for (size_t i = 0; v && i < sizeof(names) / sizeof(names[0]); i++) {
@@ -412,6 +416,8 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		 true},
 		{offsetof(struct kvmmmu_health, prog_missed),
 		 "BPF program runs skipped by the kernel (a program re-entered on one CPU)", true},
+		{offsetof(struct kvmmmu_health, pids_full),
+		 "processes the command started not traced: the pid filter was full", true},
 		{offsetof(struct kvmmmu_health, news_lost),
 		 "thread news lost (ring full; the maps were rescanned)", false},
 	};
@@ -454,17 +460,15 @@ static void render_blind_spot(FILE *f, const struct model *m, const struct snaps
 			"counts them.\n");
 }
 
-/* A thread that is not a vCPU is worth a row of its own when it has shown figures. */
-static bool thread_row_worth_showing(const struct figures *fg, const struct render_opts *o)
+/*
+ * A thread that is not a vCPU is a row of its own only when it took faults
+ * (its vCPU could not be found): the VMM's other threads (ioctls, memslot
+ * and dirty-log changes, their lock waits) are in the VM's figures, and a
+ * row of zero faults beside the vCPUs says nothing.
+ */
+static bool thread_row_worth_showing(const struct figures *fg)
 {
-	bool lock = false, mmu = false;
-
-	for (int m = 0; m < KVMMMU_LOCK_MODES; m++)
-		lock |= fg->lock_wait[m].count || fg->lock_other_waits[m];
-	for (int i = 0; i < KVMMMU_N_MMU_COUNTERS; i++)
-		mmu |= fg->mmu[i] != 0;
-	return fg->counters[KVMMMU_FAULTS] || (o->show[SECTION_LOCK] && lock) ||
-	       (o->show[SECTION_MMU] && mmu);
+	return fg->counters[KVMMMU_FAULTS] != 0;
 }
 
 void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *prev,
@@ -503,9 +507,8 @@ void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *pre
 
 			if (o->only_vcpu >= 0 && row->vcpu != o->only_vcpu)
 				continue;
-			if (row->vcpu < 0 && !thread_row_worth_showing(&row->f, o))
-				continue; /* a VMM thread with nothing shown here: its figures are
-					     in the VM's */
+			if (row->vcpu < 0 && !thread_row_worth_showing(&row->f))
+				continue;
 			if (row->vcpu >= 0)
 				fprintf(f, "\nVM pid %d vCPU %d (%s)\n", vm->pid, row->vcpu,
 					row->comm);

@@ -24,23 +24,26 @@ static const struct {
 	const char *group, *event;
 	bool optional;
 	bool patched; /* only kernels with kernel-patches/ have it; used in tracepoint mode */
+	bool forks;   /* only to follow a command's descendants (follow_forks) */
 } tracepoints[] = {
-	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false},
-	{"kvmmmu", "kvm_mmu_walker_error", false, false},
-	{"kvmmmu", "kvm_mmu_spte_requested", false, false},
-	{"kvmmmu", "kvm_mmu_set_spte", false, false},
-	{"kvmmmu", "fast_page_fault", false, false},
-	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false},
-	{"kvmmmu", "handle_mmio_page_fault", false, false},
-	{"kvmmmu", "mark_mmio_spte", false, false},
-	{"kvmmmu", "kvm_mmu_paging_element", true, false},
+	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false},
+	{"kvmmmu", "kvm_mmu_walker_error", false, false, false},
+	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false},
+	{"kvmmmu", "kvm_mmu_set_spte", false, false, false},
+	{"kvmmmu", "fast_page_fault", false, false, false},
+	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false},
+	{"kvmmmu", "handle_mmio_page_fault", false, false, false},
+	{"kvmmmu", "mark_mmio_spte", false, false, false},
+	{"kvmmmu", "kvm_mmu_paging_element", true, false, false},
 	/* every counted fault's outcome and duration, where kernel-patches/ adds it */
-	{"kvmmmu", "kvm_mmu_page_fault_done", false, true},
-	{"kvm", "kvm_page_fault", false, false},
+	{"kvmmmu", "kvm_mmu_page_fault_done", false, true, false},
+	{"kvm", "kvm_page_fault", false, false, false},
 	/* end the faults of page-fault exits that requested no SPTE (tracepoint model) */
-	{"kvm", "kvm_emulate_insn", false, false},
-	{"kvm", "kvm_userspace_exit", false, false},
-	{"sched", "sched_process_exit", false, false}, /* frees exited threads' entries */
+	{"kvm", "kvm_emulate_insn", false, false, false},
+	{"kvm", "kvm_userspace_exit", false, false, false},
+	{"sched", "sched_process_exit", false, false, false}, /* frees exited threads' entries */
+	/* a command's children join the filter: sudo, timeout, a wrapper script */
+	{"sched", "sched_process_fork", false, false, true},
 };
 
 /*
@@ -262,8 +265,11 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 		p->name = tracepoints[i].event;
 		p->group = tracepoints[i].group;
 		p->optional = tracepoints[i].optional;
-		p->wanted = !p->optional || c->opts.walk_hist;
-		if (tracepoints[i].patched && outcome_funcs) {
+		p->wanted = tracepoints[i].forks ? c->opts.follow_forks
+						 : !p->optional || c->opts.walk_hist;
+		if (tracepoints[i].forks && !p->wanted) {
+			snprintf(p->why, sizeof(p->why), "not needed: no command to follow");
+		} else if (tracepoints[i].patched && outcome_funcs) {
 			p->wanted = false; /* the function probes give outcome and duration */
 			snprintf(p->why, sizeof(p->why),
 				 "not needed: function probes give outcomes");
@@ -285,6 +291,7 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 	ro->func_mode = outcome_funcs;
 	ro->done_event = c->done_event;
 	ro->filter_pids = c->opts.filter_pids;
+	ro->follow_forks = c->opts.follow_forks;
 	ro->ret_pf_fixed = ret_pf_value(&c->ret_pf, "fixed");
 	ro->ret_pf_spurious = ret_pf_value(&c->ret_pf, "spurious");
 	ro->ret_pf_emulate = ret_pf_value(&c->ret_pf, "emulate");
@@ -646,6 +653,7 @@ void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum)
 		sum->slots_full += h->slots_full;
 		sum->timeline_lost += h->timeline_lost;
 		sum->exits_lost += h->exits_lost;
+		sum->pids_full += h->pids_full;
 	}
 	sum->kprobe_missed = kprobes_missed(&c->kprobes);
 }

@@ -53,7 +53,8 @@ struct collector_opts {
 	enum probe_mode mode;
 	enum attribution attribution;
 	bool filter_pids;
-	bool walk_hist; /* attach kvm_mmu_paging_element for walk_ns */
+	bool follow_forks; /* with filter_pids: a traced process's children are traced too */
+	bool walk_hist;	   /* attach kvm_mmu_paging_element for walk_ns */
 	/* with filter_pids, the processes traced from the start (in the filter before attach) */
 	const int *pids;
 	size_t n_pids;

@@ -219,6 +219,7 @@ again:
 	if (!x->lock)
 		return -errno;
 	x->lock->rodata->filter_pids = c->opts.filter_pids;
+	x->lock->rodata->func_mode = c->func_mode;
 	bpf_program__set_autoload(x->lock->progs.contention_begin_btf, tp && btf);
 	bpf_program__set_autoload(x->lock->progs.contention_end_btf, tp && btf);
 	bpf_program__set_autoload(x->lock->progs.contention_begin_raw, tp && !btf);

@@ -38,6 +38,7 @@ const struct health_field health_fields[N_HEALTH_FIELDS] = {
 	{"kprobe_missed", "kprobe_missed", offsetof(struct kvmmmu_health, kprobe_missed)},
 	{"prog_missed", "prog_missed", offsetof(struct kvmmmu_health, prog_missed)},
 	{"exits_lost", "exits_lost", offsetof(struct kvmmmu_health, exits_lost)},
+	{"children_untraced", "pid_filter_full", offsetof(struct kvmmmu_health, pids_full)},
 };
 
 const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS] = {
@@ -331,6 +332,7 @@ int model_delta(struct model *dst, const struct model *cur, const struct model *
 	dst->health.kprobe_missed -= prev->health.kprobe_missed;
 	dst->health.prog_missed -= prev->health.prog_missed;
 	dst->health.exits_lost -= prev->health.exits_lost;
+	dst->health.pids_full -= prev->health.pids_full;
 	for (size_t i = 0; i < dst->n_vms; i++) {
 		struct vm_row *vm = &dst->vms[i];
 		const struct vm_row *old = model_find_vm(prev, vm->pid);

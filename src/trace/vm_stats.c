@@ -163,6 +163,7 @@ int vm_stats_refresh(struct vm_stats *v)
 		err = kvm_stats_refresh(&v->vm);
 	for (size_t i = 0; i < v->n_vcpus && !err; i++)
 		err = kvm_stats_refresh(&v->vcpus[i].stats);
+	v->stale = err != 0;
 	return err;
 }
 
@@ -191,6 +192,8 @@ static int get(const struct vm_stats *v, int vcpu, const char *name, bool since_
 	const uint64_t *base = NULL;
 	const struct kvm_stat_desc_info *d;
 
+	if (v->stale)
+		return -ESTALE;
 	if (vcpu < 0 && v->have_vm) {
 		s = &v->vm;
 		base = since_mark && v->vm_mark ? v->vm_mark : v->vm_baseline;

@@ -45,6 +45,12 @@ struct vm_stats {
 	bool vcpu_sums; /* from debugfs: vm holds the vCPU statistics summed, no vCPU has its own */
 	bool frozen;	/* the VMM exited: final values read, fds closed */
 	bool missed;	/* the VMM had exited when first looked at: KVM's counts were never read */
+	/*
+	 * The last reading failed (a VMM without stats fds: the VM's debugfs
+	 * files go with it): what was read before is not its count, so every
+	 * statistic is unavailable (-ESTALE) rather than an old value.
+	 */
+	bool stale;
 	double first_scan, scanned_at; /* monotonic seconds: the caller's looks at its fds */
 };
 

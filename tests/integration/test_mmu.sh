@@ -155,19 +155,4 @@ rc=$?
 check mmu/validate-bad-seconds "exit $rc: $(cat "$TMP/v.err")" \
 	test $rc = 2 -a "$(wc -l <"$TMP/v.err")" = 1
 
-# --- what a live kernel shows only by chance, driven with BPF_PROG_TEST_RUN
-# (tests/tools/bpfscenarios.c): an mmu_lock wait ends at its own
-# contention_end, not at a nested wait's for another lock (the qrwlock slow
-# path's wait_lock); an emulator's guest walk after a page-fault exit does
-# not make that exit's fault a shadow-paging one
-"$BUILD/tests/tools/bpfscenarios" >"$TMP/scenarios.out" 2>&1
-rc=$?
-while read -r verdict name what; do
-	case $verdict in
-	PASS) pass "mmu/bpf-${name%:}" ;;
-	FAIL) fail "mmu/bpf-${name%:}" "$what" ;;
-	esac
-done <"$TMP/scenarios.out"
-check mmu/bpf-scenarios-ran "exit $rc: $(tail -2 "$TMP/scenarios.out")" \
-	eval 'test $rc = 0 && [ "$(grep -c "^PASS " "$TMP/scenarios.out")" = 6 ]'
 exit 0

@@ -13,6 +13,15 @@
  * own end, not the inner one. An end with no begin, and an untraced lock's
  * wait, count nothing.
  *
+ * lock-in-fault/: which waits are a fault's. With --sample only a timed
+ * fault's wait is (the fault time it is a share of is the timed faults');
+ * an emulator's walk followed by KVM_RUN's return leaves no fault open for
+ * the root reload's wait at re-entry; with function probes only
+ * kvm_mmu_page_fault's bounds make a wait a fault's, never a walk.
+ *
+ * sample/: --sample times 1 in N of the faults KVM counts, whatever other
+ * events start timing in between.
+ *
  * exit-walk/: the faults object's tracepoint model. A page-fault exit whose
  * fault shows no SPTE request ends at KVM_RUN's return (RET_PF_RETRY): a
  * guest walk of the exit's own address before that makes it a shadow-paging
@@ -80,7 +89,11 @@ static void expect(const char *name, bool ok, const char *what)
 	failures += !ok;
 }
 
-static int setup_lock(struct mmu_lock_bpf **out)
+/*
+ * The mmu_lock object, FUNC_MODE as user space sets it; sharing the faults
+ * object's per-thread map THREAD_STATS_FD (as kvmmmu does) unless it is -1.
+ */
+static int setup_lock(struct mmu_lock_bpf **out, bool func_mode, int thread_stats_fd)
 {
 	static struct kvmmmu_lock_table table;
 	struct mmu_lock_bpf *skel = mmu_lock_bpf__open();
@@ -96,6 +109,13 @@ static int setup_lock(struct mmu_lock_bpf **out)
 	bpf_object__for_each_program (p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.contention_begin_raw ||
 						     p == skel->progs.contention_end_raw);
+	skel->rodata->func_mode = func_mode;
+	if (thread_stats_fd >= 0 && bpf_map__reuse_fd(skel->maps.thread_stats, thread_stats_fd)) {
+		fprintf(stderr, "bpfscenarios: cannot share the per-thread map: %s\n",
+			strerror(errno));
+		mmu_lock_bpf__destroy(skel);
+		return -1;
+	}
 	if (mmu_lock_bpf__load(skel)) {
 		fprintf(stderr, "bpfscenarios: cannot load the mmu_lock object: %s\n",
 			strerror(errno));
@@ -125,7 +145,7 @@ static int lock_scenarios(void)
 	__u64 n, ns, n0, ns0;
 	char what[128];
 
-	if (setup_lock(&skel))
+	if (setup_lock(&skel, false, -1))
 		return -1;
 	begin = skel->progs.contention_begin_raw;
 	end = skel->progs.contention_end_raw;
@@ -169,12 +189,102 @@ err:
 	return -1;
 }
 
+/* This thread's read waits inside faults (the faults entry's histogram), or -1 if it has none. */
+static long long fault_waits(int thread_stats_fd)
+{
+	struct kvmmmu_thread_key key = {.tgid = getpid(), .tid = gettid()};
+	struct kvmmmu_thread_stats s;
+
+	if (bpf_map_lookup_elem(thread_stats_fd, &key, &s))
+		return -1;
+	return (long long)s.lock_wait[KVMMMU_LOCK_READ].count;
+}
+
+/* Writes this thread's faults entry with the fault state ST, as the faults object would. */
+static int put_fault_state(int thread_stats_fd, const struct kvmmmu_fault_state *st)
+{
+	struct kvmmmu_thread_key key = {.tgid = getpid(), .tid = gettid()};
+	static struct kvmmmu_thread_stats s;
+
+	memset(&s, 0, sizeof(s));
+	s.id.ready = 1;
+	s.id.vcpu_id = 0;
+	s.st = *st;
+	if (bpf_map_update_elem(thread_stats_fd, &key, &s, BPF_ANY)) {
+		fprintf(stderr, "bpfscenarios: cannot write the faults entry: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* One wait for the traced mmu_lock, for read. */
+static int one_wait(struct mmu_lock_bpf *skel)
+{
+	return run(skel->progs.contention_begin_raw, MMU_LOCK, LCB_F_SPIN | LCB_F_READ) ||
+	       run(skel->progs.contention_end_raw, MMU_LOCK, 0);
+}
+
+/*
+ * One wait with this thread's fault state ST; then NAME passes if the waits
+ * in faults and outside them (cumulative) are WANT_IN and WANT_OUT.
+ */
+static int wait_in_state(struct mmu_lock_bpf *skel, const struct kvmmmu_fault_state *st,
+			 const char *name, long long want_in, __u64 want_out)
+{
+	int fd = bpf_map__fd(skel->maps.thread_stats);
+	char what[128];
+	long long in;
+	__u64 n, ns;
+
+	if (put_fault_state(fd, st) || one_wait(skel))
+		return -1;
+	in = fault_waits(fd);
+	waits(skel, &n, &ns);
+	snprintf(what, sizeof(what), "%lld waits in faults, %llu outside", in,
+		 (unsigned long long)n);
+	expect(name, in == want_in && n == want_out, what);
+	return 0;
+}
+
+/*
+ * Tracepoint mode (a fault is its walk until its SPTE): a wait in a fault
+ * --sample left untimed adds nothing, a timed one's is the fault's. Function
+ * probes: a walk alone (the emulator's) is no fault, kvm_mmu_page_fault is.
+ */
+static int in_fault_scenarios(void)
+{
+	struct kvmmmu_fault_state untimed = {.walked = 1}, timed = {.walked = 1, .timed = 1};
+	struct kvmmmu_fault_state in_func = {.walked = 1, .timed = 1, .in_fault = 1};
+	struct mmu_lock_bpf *skel;
+	int err;
+
+	if (setup_lock(&skel, false, -1))
+		return -1;
+	err = wait_in_state(skel, &untimed, "lock-in-fault/untimed-fault-adds-no-wait", 0, 0) ||
+	      wait_in_state(skel, &timed, "lock-in-fault/timed-fault-adds-its-wait", 1, 0);
+	mmu_lock_bpf__destroy(skel);
+	if (err || setup_lock(&skel, true, -1))
+		return -1;
+	err = wait_in_state(skel, &timed, "lock-in-fault/func-walk-alone-is-no-fault", 0, 1) ||
+	      wait_in_state(skel, &in_func, "lock-in-fault/func-in-kvm_mmu_page_fault", 1, 1);
+	mmu_lock_bpf__destroy(skel);
+	return err ? -1 : 0;
+}
+
 /* kvm:kvm_page_fault as 6.1+ gives it: (vcpu, address, error_code) */
 #define PF_EXIT_ERROR_CODE_ARG 2
 #define PFERR_WRITE (1ULL << 1)
 #define PFERR_GUEST_FINAL (1ULL << 32) /* an NPF: the address is a GPA */
 
-static int setup_faults(struct faults_bpf **out)
+/* RET_PF_* as 6.1..6.12 number them */
+#define RET_PF_RETRY 1
+#define RET_PF_EMULATE 2
+#define RET_PF_FIXED 4
+#define RET_PF_SPURIOUS 5
+
+/* The faults object in tracepoint mode, timing 1 fault in SAMPLE_EVERY. */
+static int setup_faults(struct faults_bpf **out, __u32 sample_every)
 {
 	struct faults_bpf *skel = faults_bpf__open();
 	struct bpf_program *p;
@@ -187,7 +297,15 @@ static int setup_faults(struct faults_bpf **out)
 	bpf_object__for_each_program (p, skel->obj)
 		bpf_program__set_autoload(p, p == skel->progs.kvm_page_fault_raw ||
 						     p == skel->progs.kvm_mmu_pagetable_walk_raw ||
-						     p == skel->progs.kvm_userspace_exit_raw);
+						     p == skel->progs.kvm_userspace_exit_raw ||
+						     p == skel->progs.kvm_mmu_spte_requested_raw ||
+						     p == skel->progs.kvm_mmu_set_spte_raw);
+	skel->rodata->sample_every = sample_every;
+	skel->rodata->ret_pf_retry = RET_PF_RETRY;
+	skel->rodata->ret_pf_emulate = RET_PF_EMULATE;
+	skel->rodata->ret_pf_write_protected = RET_PF_EMULATE;
+	skel->rodata->ret_pf_fixed = RET_PF_FIXED;
+	skel->rodata->ret_pf_spurious = RET_PF_SPURIOUS;
 	skel->rodata->pf_exit_error_code_arg = PF_EXIT_ERROR_CODE_ARG;
 	skel->rodata->tdp_mmu_param =
 		0; /* the thread's VM: no TDP MMU, so not a shadow fault: direct */
@@ -223,7 +341,7 @@ static int exit_walk_scenarios(void)
 	struct faults_bpf *skel;
 	char what[128];
 
-	if (setup_faults(&skel))
+	if (setup_faults(&skel, 1))
 		return -1;
 	exit_pf = skel->progs.kvm_page_fault_raw;
 	walk = skel->progs.kvm_mmu_pagetable_walk_raw;
@@ -256,6 +374,87 @@ err:
 	return -1;
 }
 
+/*
+ * Tracepoint mode: the emulator walks an MMIO address, KVM_RUN returns to
+ * user space, and at re-entry the root reload waits for mmu_lock: that wait
+ * is the thread's own, not a fault's.
+ */
+static int reload_lock_scenarios(void)
+{
+	struct mmu_lock_bpf *lock;
+	struct faults_bpf *skel;
+	__u64 n, ns;
+	long long in;
+	char what[128];
+
+	if (setup_faults(&skel, 1))
+		return -1;
+	if (setup_lock(&lock, false, bpf_map__fd(skel->maps.thread_stats))) {
+		faults_bpf__destroy(skel);
+		return -1;
+	}
+	if (run3(skel->progs.kvm_mmu_pagetable_walk_raw, 0xfee00000, 0, 0) ||
+	    run3(skel->progs.kvm_userspace_exit_raw, 0, 0, 0) || one_wait(lock))
+		goto err;
+	in = fault_waits(bpf_map__fd(skel->maps.thread_stats));
+	waits(lock, &n, &ns);
+	snprintf(what, sizeof(what), "%lld waits in faults, %llu outside", in,
+		 (unsigned long long)n);
+	expect("lock-in-fault/reload-after-emulator-walk-is-no-fault", in == 0 && n == 1, what);
+	mmu_lock_bpf__destroy(lock);
+	faults_bpf__destroy(skel);
+	return 0;
+err:
+	mmu_lock_bpf__destroy(lock);
+	faults_bpf__destroy(skel);
+	return -1;
+}
+
+#define SAMPLED_FAULTS 400
+
+/*
+ * --sample 2 in tracepoint mode, where timing starts at a guest walk: each
+ * shadow-paging fault follows an emulator's walk (an MMIO access, say). Every
+ * second walk would never be a fault's; 1 in 2 of the faults must be timed.
+ * A fault here walks address 0 and requests its SPTE with a fault the
+ * program cannot read (NULL: address 0), so the walk is its own.
+ */
+static int sample_scenarios(void)
+{
+	struct kvmmmu_thread_key key = {.tgid = getpid(), .tid = gettid()};
+	struct kvmmmu_thread_stats s;
+	struct faults_bpf *skel;
+	char what[160];
+	double sd;
+	__u64 timed;
+
+	if (setup_faults(&skel, 2))
+		return -1;
+	for (int i = 0; i < SAMPLED_FAULTS; i++)
+		if (run3(skel->progs.kvm_mmu_pagetable_walk_raw, 0xfee00000, 0, 0) ||
+		    run3(skel->progs.kvm_mmu_pagetable_walk_raw, 0, 0, 0) ||
+		    run3(skel->progs.kvm_mmu_spte_requested_raw, 0, 0, 0) ||
+		    run3(skel->progs.kvm_mmu_set_spte_raw, 1, 0, 0))
+			goto err;
+	if (bpf_map__lookup_elem(skel->maps.thread_stats, &key, sizeof(key), &s, sizeof(s), 0))
+		goto err;
+	timed = s.hist[KVMMMU_HIST_WALK_TO_SPTE].count;
+	/* binomial: n/2 timed, within 5 standard deviations (sqrt(n)/2) */
+	sd = 0.5 * __builtin_sqrt(SAMPLED_FAULTS);
+	snprintf(what, sizeof(what), "%llu of %llu faults timed (expected %d +- %.0f)",
+		 (unsigned long long)timed, (unsigned long long)s.counters[KVMMMU_FAULTS],
+		 SAMPLED_FAULTS / 2, 5 * sd);
+	expect("sample/half-of-the-faults-timed",
+	       s.counters[KVMMMU_FAULTS] == SAMPLED_FAULTS &&
+		       __builtin_fabs((double)timed - SAMPLED_FAULTS / 2) <= 5 * sd,
+	       what);
+	faults_bpf__destroy(skel);
+	return 0;
+err:
+	faults_bpf__destroy(skel);
+	return -1;
+}
+
 int main(void)
 {
 	cpu_set_t one;
@@ -267,7 +466,8 @@ int main(void)
 		fprintf(stderr, "bpfscenarios: sched_setaffinity: %s\n", strerror(errno));
 		return 2;
 	}
-	if (lock_scenarios() || exit_walk_scenarios())
+	if (lock_scenarios() || in_fault_scenarios() || exit_walk_scenarios() ||
+	    reload_lock_scenarios() || sample_scenarios())
 		return 2;
 	return failures ? 1 : 0;
 }

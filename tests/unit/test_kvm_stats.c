@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "kvm_stats.h"
+#include "vm_stats.h"
 
 #define NAME_SIZE 48
 
@@ -161,6 +162,52 @@ static void debugfs_directory(void **state)
 	assert_int_equal(system(path), 0);
 }
 
+/*
+ * A VMM without stats fds, read through debugfs: once the VM is gone its
+ * files are, and the last reading (at discovery, all zeros) is no count of
+ * it. Every statistic is then unavailable, never that old value; a reading
+ * that works again makes them available.
+ */
+static void vm_gone_is_unavailable(void **state)
+{
+	char dir[] = "/tmp/kvmmmu-debugfs.XXXXXX", path[96];
+	struct vm_stats v = {.pid = 1, .have_vm = true, .vcpu_sums = true, .from_zero = true};
+	uint64_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	put_file(dir, "pf_taken", "0\n", 0644);
+	assert_int_equal(kvm_stats_open_debugfs(&v.vm, dir), 0);
+	assert_int_equal(vm_stats_get(&v, -1, "pf_taken", &n), 0);
+	assert_int_equal(n, 0);
+
+	put_file(dir, "pf_taken", "40\n", 0644);
+	assert_int_equal(vm_stats_refresh(&v), 0);
+	assert_int_equal(vm_stats_get(&v, -1, "pf_taken", &n), 0);
+	assert_int_equal(n, 40);
+
+	snprintf(path, sizeof(path), "%s/pf_taken", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(vm_stats_refresh(&v), -ENOENT);
+	assert_true(v.stale);
+	assert_int_equal(vm_stats_get(&v, -1, "pf_taken", &n), -ESTALE);
+	assert_int_equal(vm_stats_sum(&v, "pf_taken", &n), -ESTALE);
+
+	put_file(dir, "pf_taken", "41\n", 0644);
+	assert_int_equal(vm_stats_refresh(&v), 0);
+	assert_int_equal(vm_stats_get(&v, -1, "pf_taken", &n), 0);
+	assert_int_equal(n, 41);
+
+	/* the VMM exits and its files are gone by the final reading */
+	assert_int_equal(unlink(path), 0);
+	vm_stats_freeze(&v);
+	assert_true(v.frozen);
+	assert_int_equal(vm_stats_get(&v, -1, "pf_taken", &n), -ESTALE);
+	vm_stats_close(&v);
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	assert_int_equal(system(path), 0);
+}
+
 /* The real thing: a vCPU's stats on this kernel, found by name. */
 static void live_vcpu_stats(void **state)
 {
@@ -194,9 +241,8 @@ static void live_vcpu_stats(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(parses_descriptors),
-		cmocka_unit_test(rejects_truncated),
-		cmocka_unit_test(debugfs_directory),
+		cmocka_unit_test(parses_descriptors), cmocka_unit_test(rejects_truncated),
+		cmocka_unit_test(debugfs_directory),  cmocka_unit_test(vm_gone_is_unavailable),
 		cmocka_unit_test(live_vcpu_stats),
 	};
 
