@@ -16,7 +16,6 @@ enum {
 };
 
 const char *argp_program_version = "kvmmmu-check " KVMMMU_VERSION;
-const char *argp_program_bug_address = "https://github.com/kvmmmu/kvmmmu/issues";
 
 static const char doc[] =
 	"Show what this host offers for tracing the KVM x86 MMU (kernel, BTF, KVM, /dev/kvm, "

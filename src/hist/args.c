@@ -23,7 +23,6 @@ enum {
 };
 
 const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
-const char *argp_program_bug_address = "https://github.com/kvmmmu/kvmmmu/issues";
 
 static const char doc[] =
 	"Summarize KVM MMU page faults per VM and vCPU: outcomes (RET_PF_*), paths and "
@@ -43,6 +42,7 @@ static const char doc[] =
 	"    kvmmmu-hist --pid qemu 5         # VMs whose name matches 'qemu', every 5 s\n"
 	"    kvmmmu-hist -p 1234 --per-vcpu   # one VM, per vCPU\n"
 	"    kvmmmu-hist -u --csv run.csv -- kvmmmu-load --vcpus 2\n"
+	"    kvmmmu-hist -- ./start-vm.sh     # the command and every process it starts\n"
 	"    kvmmmu-hist --probe-mode tracepoint -d 10\n"
 	"    kvmmmu-hist --sample 16          # counts exact, 1 fault in 16 timed: cheaper\n";
 

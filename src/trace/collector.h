@@ -73,9 +73,12 @@ struct retired_thread {
 	struct kvmmmu_thread_stats stats;
 };
 
-/* Called when a traced thread exits, for the other objects to free their entries too. */
-typedef void (*collector_retire_fn)(void *ctx, const struct kvmmmu_thread_key *key,
-				    bool group_dead);
+/*
+ * Called when a traced thread exits, for the other objects to free their
+ * entries too; GONE when its whole process has (KEY's tid is then 0): every
+ * entry of KEY's tgid goes.
+ */
+typedef void (*collector_retire_fn)(void *ctx, const struct kvmmmu_thread_key *key, bool gone);
 #define COLLECTOR_MAX_HOOKS 4
 
 struct faults_bpf;
@@ -88,6 +91,7 @@ struct thread_name {
 	bool vcpu_unknown; /* thread: BPF could not tell its vCPU */
 	bool needs_proc;   /* process: some thread's vCPU must come from /proc */
 	bool gone;	   /* process: exited (no more /proc scans) */
+	bool dying;	   /* process: a thread's exit said it was the last: confirm in /proc */
 	char *vm_name;	   /* process: the VM's name (vm_name.h), read at its first sighting */
 	size_t ns_len; /* process: vm_name is "NAMESPACE/NAME" (KubeVirt), NAMESPACE this long */
 };

@@ -142,8 +142,26 @@ static void retire_entry(struct bpf_map *map, const struct kvmmmu_thread_key *ke
 	bpf_map_delete_elem(fd, key);
 }
 
-/* A traced thread exited (collector_retire_fn): keep its figures, free its entries. */
-static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool group_dead)
+/* Retires every entry of TGID in the per-thread MAP (retire_entry's other arguments). */
+static void retire_process(struct bpf_map *map, __u32 tgid, void **array, size_t *n, size_t *cap,
+			   size_t record_size, size_t value_offset)
+{
+	struct kvmmmu_thread_key key, next;
+	int fd = bpf_map__fd(map), more;
+
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more; key = next) {
+		more = !bpf_map_get_next_key(fd, &key, &next);
+		if (key.tgid == tgid)
+			retire_entry(map, &key, array, n, cap, record_size, value_offset);
+	}
+}
+
+/*
+ * A traced thread exited (collector_retire_fn): keep its figures, free its
+ * entries. GONE: its whole process has, and KEY's tid is 0: every entry of
+ * the process left (a thread whose exit news never came) goes too.
+ */
+static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool gone)
 {
 	struct mmu_extras *x = ctx;
 	struct {
@@ -151,18 +169,26 @@ static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool group_de
 	} k, next;
 	int more;
 
-	if (x->lock)
+	if (x->lock && gone)
+		retire_process(x->lock->maps.lock_stats, key->tgid, (void **)&x->retired_lock,
+			       &x->n_retired_lock, &x->cap_retired_lock,
+			       sizeof(struct retired_lock), offsetof(struct retired_lock, stats));
+	else if (x->lock)
 		retire_entry(x->lock->maps.lock_stats, key, (void **)&x->retired_lock,
 			     &x->n_retired_lock, &x->cap_retired_lock, sizeof(struct retired_lock),
 			     offsetof(struct retired_lock, stats));
 	if (!x->events)
 		return;
-	retire_entry(x->events->maps.mmu_stats, key, (void **)&x->retired_mmu, &x->n_retired_mmu,
-		     &x->cap_retired_mmu, sizeof(struct retired_mmu),
-		     offsetof(struct retired_mmu, stats));
-	bpf_map_delete_elem(bpf_map__fd(x->events->maps.calls), &key->tid);
-	if (!group_dead)
+	if (!gone) {
+		retire_entry(x->events->maps.mmu_stats, key, (void **)&x->retired_mmu,
+			     &x->n_retired_mmu, &x->cap_retired_mmu, sizeof(struct retired_mmu),
+			     offsetof(struct retired_mmu, stats));
+		bpf_map_delete_elem(bpf_map__fd(x->events->maps.calls), &key->tid);
 		return;
+	}
+	retire_process(x->events->maps.mmu_stats, key->tgid, (void **)&x->retired_mmu,
+		       &x->n_retired_mmu, &x->cap_retired_mmu, sizeof(struct retired_mmu),
+		       offsetof(struct retired_mmu, stats));
 	/* the VM is gone: so are its memslots */
 	for (more = !bpf_map_get_next_key(bpf_map__fd(x->events->maps.slot_flags), NULL, &k); more;
 	     k = next) {

@@ -4,6 +4,7 @@
  * thread's first event, its exit), the names of threads and processes, the
  * /proc vCPU map kept fresh for live VMs, and exited threads' last figures.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -138,13 +139,66 @@ static void forget_mmu_locks(struct collector *c, __u32 tgid)
 	}
 }
 
-/* TGID has exited: its VMs' locks and its news slot are free, and /proc has no more to say. */
+static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *key,
+			  bool group_dead);
+
+/*
+ * Whether every thread of TGID has exited: none in /proc that is not a
+ * zombie. An exiting thread runs (KVM's teardown among its work) until
+ * exit_notify(), after its sched_process_exit: until then it may still
+ * make events, and its own exit news is still to come.
+ */
+static bool process_exited(int tgid)
+{
+	char path[64], buf[512], *state;
+	bool alive = false;
+	struct dirent *e;
+	FILE *f;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", tgid);
+	d = opendir(path);
+	if (!d)
+		return true;
+	while (!alive && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/stat", tgid, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* reaped since the listing */
+		/* "TID (COMM) S ...": COMM may hold anything, the state follows its last ')' */
+		if (fgets(buf, sizeof(buf), f) && (state = strrchr(buf, ')')) && state[1] == ' ')
+			alive = state[2] != 'Z' && state[2] != 'X';
+		fclose(f);
+	}
+	closedir(d);
+	return !alive;
+}
+
+/*
+ * TGID has exited: every entry it still has in the per-thread maps is
+ * retired (a thread whose exit news was lost, or that a racing exit took
+ * for the last: without this they would stay, and bring the process back
+ * as a VM that never goes), its VMs' locks and its news slot are free, and
+ * /proc has no more to say.
+ */
 static void process_gone(struct collector *c, __u32 tgid)
 {
-	struct thread_name *proc = find_name(c, (int)tgid, 0);
+	struct kvmmmu_thread_key key, next, gone = {.tgid = tgid};
+	int fd = bpf_map__fd(c->skel->maps.thread_stats), more;
+	struct thread_name *proc;
 
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more; key = next) {
+		more = !bpf_map_get_next_key(fd, &key, &next);
+		if (key.tgid == tgid)
+			retire_thread(c, &key, false);
+	}
+	for (size_t i = 0; i < c->n_hooks; i++)
+		c->hooks[i].fn(c->hooks[i].ctx, &gone, true);
 	forget_mmu_locks(c, tgid);
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
+	proc = find_name(c, (int)tgid, 0);
 	if (proc)
 		proc->gone = true;
 }
@@ -158,7 +212,7 @@ static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *k
 {
 	int fd = bpf_map__fd(c->skel->maps.thread_stats);
 	struct retired_thread *r;
-	__u32 tgid = key->tgid;
+	struct thread_name *proc;
 
 	r = array_grow(c->retired, c->n_retired + 1, &c->cap_retired, sizeof(*r));
 	if (r) {
@@ -174,9 +228,18 @@ static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *k
 	}
 	bpf_map_delete_elem(fd, key);
 	for (size_t i = 0; i < c->n_hooks; i++)
-		c->hooks[i].fn(c->hooks[i].ctx, key, group_dead);
-	if (group_dead)
-		process_gone(c, tgid);
+		c->hooks[i].fn(c->hooks[i].ctx, key, false);
+	if (!group_dead)
+		return;
+	/*
+	 * signal->live reached 0, but every thread that exits after that reads
+	 * 0 too: the process is gone once /proc says so (now, or at a tick).
+	 */
+	proc = find_name(c, (int)key->tgid, 0);
+	if (proc && !proc->gone)
+		proc->dying = true;
+	if (process_exited((int)key->tgid))
+		process_gone(c, key->tgid);
 }
 
 static int on_thread_news(void *ctx, void *data, size_t len)
@@ -270,7 +333,8 @@ void collector_tick(struct collector *c)
 		 * Its last thread's exit was lost, or came before its first
 		 * news: without this it would be held for ever.
 		 */
-		if (kill((pid_t)n->tgid, 0) && errno == ESRCH)
+		if ((kill((pid_t)n->tgid, 0) && errno == ESRCH) ||
+		    (n->dying && process_exited(n->tgid)))
 			process_gone(c, n->tgid);
 		/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
 		else if (n->needs_proc)

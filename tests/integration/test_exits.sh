@@ -153,4 +153,44 @@ fi
 kill $vm 2>/dev/null
 kill -CONT $vm 2>/dev/null
 wait $vm 2>/dev/null
+
+# --- VMs killed (SIGKILL) while their vCPUs fault: every thread exits at
+# once, and each that exits after the count of live threads reached 0 reads
+# "last" too. kvmmmu keeps the process until /proc shows every thread gone,
+# then retires whatever entries it still has: none of them stays in the maps.
+# thread_entries PIDS: kvmmmu's per-thread fault entries of those processes
+thread_entries() {
+	bpftool -j map dump name thread_stats 2>/dev/null | python3 -c '
+import json, sys
+pids = {int(p) for p in sys.argv[1].split()}
+try:
+    entries = json.load(sys.stdin)
+except ValueError:
+    print("unreadable"); sys.exit()
+print(sum(1 for e in entries if e.get("formatted", e)["key"]["tgid"] in pids))' "$1"
+}
+"$HIST" -d 600 >"$TMP/killed.out" 2>&1 &
+hist=$!
+wait_tracing "$TMP/killed.out" || fail exits/killed-vms-attach "kvmmmu-hist did not start"
+killed=
+for _ in 1 2 3 4; do
+	"$LOAD" --vcpus 4 --mem 128M --duration 3600 >/dev/null 2>&1 &
+	vm=$!
+	wait_vm $vm
+	sleep 0.3 # mid-populate: its vCPUs are faulting
+	kill -KILL $vm
+	wait $vm 2>/dev/null
+	killed="$killed $vm"
+done
+left=unreadable
+for _ in $(seq 100); do
+	left=$(thread_entries "$killed")
+	[ "$left" = 0 ] && break
+	sleep 0.1
+done
+check exits/killed-vms-leave-no-entries "$left entries of the killed VMs ($killed) after 10 s" \
+	test "$left" = 0
+kill -INT $hist
+wait $hist
+check exits/killed-vms-shown "no VM line for the killed VMs" grep -q '^VM pid ' "$TMP/killed.out"
 exit 0
