@@ -237,8 +237,8 @@ static void warn_workloads(FILE *f, const struct side *a, const struct side *b)
 }
 
 /* A side's metadata, and warnings where the sides differ in ways nobody intends. */
-static void print_header(FILE *f, const struct side *a, const struct side *b, size_t tested,
-			 const struct diff_env *env)
+static void print_header(FILE *f, const struct side *a, const struct side *b, size_t n_rows,
+			 size_t tested, const struct diff_env *env)
 {
 	const struct side *sides[] = {a, b};
 
@@ -259,7 +259,7 @@ static void print_header(FILE *f, const struct side *a, const struct side *b, si
 		fprintf(f,
 			"%zu rows; with %zu and %zu runs only deltas are shown: significance needs "
 			"at least 4 runs a side\n",
-			tested, a->n, b->n);
+			n_rows, a->n, b->n);
 	else
 		fprintf(f,
 			"%zu rows tested (Mann-Whitney U, alpha %.3g%s); the smallest p-value %zu "
@@ -426,7 +426,7 @@ int main(int argc, char **argv)
 		       "delta_pct,p,significant\n",
 		       a.name, a.name, a.name, b.name, b.name, b.name);
 	} else {
-		print_header(stdout, &a, &b, n_rows, &env);
+		print_header(stdout, &a, &b, n_rows, tested, &env);
 	}
 	{
 		const char *vm = NULL;
@@ -439,12 +439,16 @@ int main(int argc, char **argv)
 			bool significant = r->tested && r->p < env.alpha;
 			char x[32], y[32];
 
-			if (!env.all && !r->key->key && (r->tested ? !significant : r->ma == r->mb))
-				continue;
-			if (r->ma > 0 && r->mb > 0) {
+			/*
+			 * The geomean is of one unit, time: every latency figure
+			 * (not counts, not shares), whether its row is shown or not.
+			 */
+			if (r->key->hist && r->ma > 0 && r->mb > 0) {
 				logsum += log(r->mb / r->ma);
 				geo_n++;
 			}
+			if (!env.all && !r->key->key && (r->tested ? !significant : r->ma == r->mb))
+				continue;
 			if (env.csv) {
 				char vc[16] = "";
 
@@ -483,8 +487,12 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!env.csv) {
-		printf("\n  %-32s %35s %+8.1f%%\n", "geomean", "",
-		       geo_n ? 100 * (exp(logsum / (double)geo_n) - 1) : 0.0);
+		if (geo_n)
+			printf("\n  %-32s %35s %+8.1f%%  (%zu latency figures)\n", "geomean", "",
+			       100 * (exp(logsum / (double)geo_n) - 1), geo_n);
+		else
+			printf("\n  %-32s %35s %9s  (no latency figure on both sides)\n", "geomean",
+			       "", "n/a");
 		/* each latency figure's whole distribution: how far B moved from A */
 		for (size_t i = 0; i < n_rows; i++) {
 			const struct row *r = &rows[i];

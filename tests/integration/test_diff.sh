@@ -165,6 +165,28 @@ bad plot-extension 1 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
 "$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1 | grep -q 'line [0-9]*: expected 9 fields' &&
 	pass diff/truncated-row-line-number || fail diff/truncated-row-line-number "$("$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1)"
 
+# --- generated runs: the geomean is of latency figures only (one unit: a
+# count or a share is no time), and the header's tested rows are those with
+# two runs a side (ret_pf_emulate is in one of A's runs only)
+synth() { # synth FILE FAULTS [EMULATE]
+	{
+		printf '# kvmmmu-csv 2\n# tool=kvmmmu-hist\n# version=0.1.0\n'
+		printf 'ts,pid,comm,vcpu,source,metric,le,value,vm\n'
+		printf '1.0,100,qemu,,bpf,faults,,%s,vm1\n' "$2"
+		printf '1.0,100,qemu,,bpf,ret_pf_fixed,,%s,vm1\n' "$2"
+		[ -z "${3:-}" ] || printf '1.0,100,qemu,,bpf,ret_pf_emulate,,%s,vm1\n' "$3"
+	} >"$1"
+}
+synth "$TMP/ga1.csv" 100 1
+for i in 2 3 4; do synth "$TMP/ga$i.csv" $((100 + i)); done
+for i in 1 2 3 4; do synth "$TMP/gb$i.csv" $((150 + i)) 1; done
+"$DIFF" "A=$TMP/ga1.csv,$TMP/ga2.csv,$TMP/ga3.csv,$TMP/ga4.csv" \
+	"B=$TMP/gb1.csv,$TMP/gb2.csv,$TMP/gb3.csv,$TMP/gb4.csv" >"$TMP/geo.out" 2>&1
+check diff/geomean-of-latency-only "$(grep geomean "$TMP/geo.out")" \
+	grep -q 'geomean .* n/a  (no latency figure on both sides)' "$TMP/geo.out"
+check diff/header-counts-tested-rows "$(grep 'rows tested' "$TMP/geo.out")" \
+	grep -q '^6 rows tested' "$TMP/geo.out"
+
 # the statistics against an independent implementation: scipy, as a test
 # oracle only (Debian's python3-scipy; /usr/bin/python3, whatever else is first on PATH):
 # U and Holm on generated runs, percentiles and Wasserstein on the real ones above
