@@ -43,7 +43,20 @@ struct pt_regs {
 };
 
 struct mm_struct;
-struct files_struct;
+
+/* A VMM's VM fd, to its struct kvm: current->files->fdt->fd[FD]->private_data. */
+struct file {
+	void *private_data;
+};
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+};
+
+struct files_struct {
+	struct fdtable *fdt;
+};
 
 struct hlist_node {
 	struct hlist_node *next;
@@ -72,11 +85,27 @@ struct task_struct {
 	struct hlist_head preempt_notifiers;
 };
 
+/*
+ * A VM's memslots of one address space (5.17+): found by id in id_hash,
+ * through the id_node[node_idx] of each struct kvm_memory_slot.
+ */
+struct kvm_memslots {
+	struct hlist_head id_hash[128]; /* DECLARE_HASHTABLE(id_hash, 7) */
+	int node_idx;
+};
+
+struct kvm_memory_slot {
+	struct hlist_node id_node[2];
+	u32 flags;
+	short id;
+};
+
 struct kvm {
 	struct {
 		int _opaque;
 	} mmu_lock; /* rwlock_t since 5.12; only its address is used */
 	struct mm_struct *mm;
+	struct kvm_memslots *memslots[2]; /* per address space (x86: normal, SMM) */
 };
 
 struct preempt_notifier {

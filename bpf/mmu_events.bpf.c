@@ -40,9 +40,15 @@ struct ioctl_call {
 	__u32 cmd;
 	__u32 slot;
 	__u32 flags;
+	__u32 old;	 /* SLOT_* below: the memslot as the kernel had it before the call */
+	__u32 old_flags; /* ... its flags, with SLOT_EXISTS */
 	__u32 pad;
 	__u64 gpa, size;
 };
+
+#define SLOT_UNKNOWN 0 /* not read from the kernel: the flags we saw set last decide */
+#define SLOT_ABSENT 1  /* no such memslot yet: the call creates it */
+#define SLOT_EXISTS 2
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -239,6 +245,65 @@ struct memory_region_head {
 	__u64 memory_size;
 };
 
+#define SLOT_CHAIN_MAX 8 /* id_hash has 128 buckets: a VM's 500-odd slots, a few each */
+
+/*
+ * The memslot SLOT (address space << 16 | id, as the ioctl has it) of the VM
+ * whose fd is VM_FD, as the kernel has it now: SLOT_EXISTS with its flags,
+ * SLOT_ABSENT, or SLOT_UNKNOWN where this kernel cannot be read that way
+ * (before 5.17's id_hash, or a chain longer than we follow). So dirty logging
+ * turned on for a VM that ran before kvmmmu attached (a live migration's
+ * start) is told from a memslot created, and two VMs of one VMM never mix.
+ */
+static __always_inline __u32 kernel_memslot(int vm_fd, __u32 slot, __u32 *flags)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct kvm_memslots *slots = NULL;
+	struct hlist_node *node = NULL;
+	struct fdtable *fdt;
+	struct file *file = NULL;
+	struct kvm *kvm;
+	__u32 id = slot & 0xffff, as_id = slot >> 16, h, node_off;
+	int node_idx;
+
+	if (!bpf_core_field_exists(slots->id_hash) || as_id > 1 || vm_fd < 0)
+		return SLOT_UNKNOWN;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (unsigned int)vm_fd >= BPF_CORE_READ(fdt, max_fds))
+		return SLOT_UNKNOWN;
+	if (bpf_probe_read_kernel(&file, sizeof(file), BPF_CORE_READ(fdt, fd) + vm_fd) || !file)
+		return SLOT_UNKNOWN;
+	kvm = BPF_CORE_READ(file, private_data);
+	if (!kvm ||
+	    bpf_probe_read_kernel(&slots, sizeof(slots),
+				  (void *)kvm + bpf_core_field_offset(kvm->memslots) +
+					  as_id * sizeof(slots)) ||
+	    !slots)
+		return SLOT_UNKNOWN;
+	node_idx = BPF_CORE_READ(slots, node_idx);
+	/* hash_min(id, 7): hash_32(), the golden-ratio multiply */
+	h = (id * 0x61C88647U) >> (32 - 7);
+	if (bpf_probe_read_kernel(&node, sizeof(node),
+				  (void *)slots + bpf_core_field_offset(slots->id_hash) +
+					  h * bpf_core_type_size(struct hlist_head)))
+		return SLOT_UNKNOWN;
+	/* the kernel's sizes: this file's hlist_node declares only the member it reads */
+	node_off = bpf_core_field_offset(struct kvm_memory_slot, id_node) +
+		   (node_idx & 1) * bpf_core_type_size(struct hlist_node);
+	for (int i = 0; i < SLOT_CHAIN_MAX; i++) {
+		struct kvm_memory_slot *m = (void *)node - node_off;
+
+		if (!node)
+			return SLOT_ABSENT;
+		if ((__u16)BPF_CORE_READ(m, id) == id) {
+			*flags = BPF_CORE_READ(m, flags);
+			return SLOT_EXISTS;
+		}
+		node = BPF_CORE_READ(node, next);
+	}
+	return SLOT_UNKNOWN;
+}
+
 /*
  * The syscalls tracepoints' records are the kernel's struct syscall_trace_enter
  * and syscall_trace_exit (kernel/trace/trace_syscalls.c), read through CO-RE:
@@ -265,6 +330,7 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 		c.flags = r.flags;
 		c.gpa = r.guest_phys_addr;
 		c.size = r.memory_size;
+		c.old = kernel_memslot((int)ctx->args[0], r.slot, &c.old_flags);
 	}
 	if (bpf_map_update_elem(&calls, &tid, &c, BPF_ANY))
 		__sync_fetch_and_add(&health.calls_full, 1);
@@ -276,8 +342,15 @@ static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioct
 {
 	struct slot_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .slot = c->slot};
 	__u32 *old = bpf_map_lookup_elem(&slot_flags, &key), kind;
-	bool was_dirty = old && (*old & KVM_MEM_LOG_DIRTY_PAGES);
 	bool dirty = c->flags & KVM_MEM_LOG_DIRTY_PAGES;
+	bool was_dirty;
+
+	/* the kernel's own memslot, where it could be read; else what we saw set last */
+	if (c->old == SLOT_EXISTS)
+		old = &c->old_flags;
+	else if (c->old == SLOT_ABSENT)
+		old = NULL;
+	was_dirty = old && (*old & KVM_MEM_LOG_DIRTY_PAGES);
 
 	s->counters[KVMMMU_MEMSLOT_UPDATES]++;
 	if (ret)

@@ -19,7 +19,8 @@ static const char usage[] =
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
 	"                   [--duration SECS] [--thp] [--reclaim MS] [--thread-names STYLE]\n"
-	"                   [--name NAME] [--no-stats-fds] [--csv FILE|-]\n"
+	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
+	"                   [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
@@ -43,6 +44,9 @@ static const char usage[] =
 	"                         or cr0wp: long mode at CPL0, turning CR0.WP off and\n"
 	"                         on around every store (2 MMU role changes a page)\n"
 	"      --dirty-log ITERS  write passes with dirty logging enabled (default 0)\n"
+	"      --dirty-log-on-signal  before dirty logging, keep writing (a pass every\n"
+	"                         10 ms) until SIGUSR1, as a migration starts on a VM\n"
+	"                         that has run a while (with --dirty-log)\n"
 	"      --passes N         write passes without dirty logging, populate included\n"
 	"                         (default 1)\n"
 	"      --passes-after N   write passes after dirty logging is turned off (with\n"
@@ -92,6 +96,7 @@ enum {
 	OPT_RECLAIM,
 	OPT_NAME,
 	OPT_NO_STATS_FDS,
+	OPT_DIRTY_LOG_ON_SIGNAL,
 	OPT_CSV,
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
@@ -109,6 +114,7 @@ static const struct option long_opts[] = {
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
 	{"name", required_argument, NULL, OPT_NAME},
 	{"no-stats-fds", no_argument, NULL, OPT_NO_STATS_FDS},
+	{"dirty-log-on-signal", no_argument, NULL, OPT_DIRTY_LOG_ON_SIGNAL},
 	{"shared", no_argument, NULL, OPT_SHARED},
 	{"guest-mode", required_argument, NULL, OPT_GUEST_MODE},
 	{"csv", required_argument, NULL, OPT_CSV},
@@ -228,6 +234,9 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 		case OPT_NO_STATS_FDS:
 			o->no_stats_fds = true;
 			break;
+		case OPT_DIRTY_LOG_ON_SIGNAL:
+			o->dirty_log_on_signal = true;
+			break;
 		case OPT_NAME:
 			o->name = optarg; /* read from our command line by tools, as QEMU's -name */
 			break;
@@ -285,6 +294,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	}
 	if (optind < argc) {
 		elog("unexpected argument '%s' (see --help)", argv[optind]);
+		return -1;
+	}
+	if (o->dirty_log_on_signal && !o->dirty_iters) {
+		elog("--dirty-log-on-signal: needs --dirty-log (what the signal starts)");
 		return -1;
 	}
 	if (o->passes_after && !o->dirty_iters) {

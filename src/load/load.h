@@ -62,9 +62,10 @@ struct load_opts {
 	unsigned int passes_after; /* write passes after dirty logging is off */
 	double duration;	   /* seconds, 0: not timed */
 	bool thp;
-	bool no_stats_fds;	 /* open none: tools must find KVM's counters elsewhere */
-	unsigned int reclaim_ms; /* 0: no reclaim thread */
-	const char *name;	 /* --name: for tools that read it from our command line */
+	bool no_stats_fds;	  /* open none: tools must find KVM's counters elsewhere */
+	bool dirty_log_on_signal; /* write passes until SIGUSR1, then dirty logging */
+	unsigned int reclaim_ms;  /* 0: no reclaim thread */
+	const char *name;	  /* --name: for tools that read it from our command line */
 	const char *csv_path;
 	const char *label;
 	enum thread_names thread_names;
@@ -145,6 +146,8 @@ enum pass_result {
 
 int run_install_signals(void);
 bool run_stop_requested(void);
+/* SIGUSR1 arrived (--dirty-log-on-signal) */
+bool run_go_requested(void);
 int run_start(struct vm *vm, enum thread_names names);
 enum pass_result run_pass(struct vm *vm);
 void run_stop(struct vm *vm);

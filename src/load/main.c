@@ -182,6 +182,28 @@ static enum pass_result timed_passes(struct phases *p)
 	return res;
 }
 
+/*
+ * --dirty-log-on-signal: the VM runs (a write pass every 10 ms, faulting
+ * nothing once populated) until SIGUSR1 starts dirty logging, as a live
+ * migration starts on a VM that has run for a while, perhaps since before
+ * a tracer attached.
+ */
+static enum pass_result passes_until_signal(struct phases *p)
+{
+	const struct timespec pause = {.tv_nsec = 10000000};
+	enum pass_result res = PASS_DONE;
+	double secs;
+
+	snprintf(p->current, sizeof(p->current), "write passes until SIGUSR1");
+	while (res == PASS_DONE && !run_go_requested()) {
+		if (run_stop_requested())
+			return PASS_STOPPED;
+		res = timed_pass(p, &secs);
+		nanosleep(&pause, NULL);
+	}
+	return res;
+}
+
 static enum pass_result run_phases(struct phases *p)
 {
 	enum pass_result res;
@@ -196,6 +218,8 @@ static enum pass_result run_phases(struct phases *p)
 		snprintf(faults, sizeof(faults), "pass_%u_pf_taken", i);
 		res = write_pass(p, what, metric, faults);
 	}
+	if (res == PASS_DONE && p->o->dirty_log_on_signal)
+		res = passes_until_signal(p);
 	if (res != PASS_DONE)
 		return res;
 	if (p->o->dirty_iters)

@@ -32,12 +32,18 @@ static struct {
 };
 
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, go_signal;
 
 static void on_stop_signal(int sig)
 {
 	(void)sig;
 	stop_signal = 1;
+}
+
+static void on_go_signal(int sig)
+{
+	(void)sig;
+	go_signal = 1;
 }
 
 static void on_kick(int sig)
@@ -54,11 +60,13 @@ int run_install_signals(void)
 {
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	struct sigaction kick = {.sa_handler = on_kick};
+	struct sigaction go = {.sa_handler = on_go_signal, .sa_flags = SA_RESTART};
 
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&kick.sa_mask);
+	sigemptyset(&go.sa_mask);
 	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL) ||
-	    sigaction(SIG_KICK, &kick, NULL)) {
+	    sigaction(SIG_KICK, &kick, NULL) || sigaction(SIGUSR1, &go, NULL)) {
 		elog("sigaction: %s", strerror(errno));
 		return -1;
 	}
@@ -68,6 +76,11 @@ int run_install_signals(void)
 bool run_stop_requested(void)
 {
 	return stop_signal;
+}
+
+bool run_go_requested(void)
+{
+	return go_signal;
 }
 
 static bool stopping(void)

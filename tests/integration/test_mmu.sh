@@ -57,6 +57,25 @@ done
 check mmu/text-timeline "no timeline in the report" grep -q '^    timeline:' "$TMP/h.out"
 check mmu/text-dirty-log "no dirty-logging line" grep -q '^    dirty logging: on 1 ' "$TMP/h.out"
 
+# dirty logging turned on for a VM that ran before kvmmmu attached (a live
+# migration's start): the memslot's old flags come from the kernel, so it is
+# an enable and its later disable, not a memslot created
+"$LOAD" --vcpus 1 --mem 8M --dirty-log 2 --dirty-log-on-signal >"$TMP/pre.load" 2>&1 &
+vm=$!
+wait_vm $vm
+"$HIST" -p $vm --csv "$TMP/pre.csv" >"$TMP/pre.out" 2>&1 &
+hist=$!
+wait_tracing "$TMP/pre.out" || fail mmu/pre-attach "$(tail -2 "$TMP/pre.out")"
+kill -USR1 $vm
+wait $vm
+wait $hist
+check mmu/pre-existing-vm-dirty-log-on "enables=$(vm_value "$TMP/pre.csv" bpf dirty_log_enables), timeline: $(grep -E '^     \+' "$TMP/pre.out" | head -3 | tr -s ' ')" \
+	test "$(vm_value "$TMP/pre.csv" bpf dirty_log_enables)" = 1
+check mmu/pre-existing-vm-dirty-log-off "disables=$(vm_value "$TMP/pre.csv" bpf dirty_log_disables)" \
+	test "$(vm_value "$TMP/pre.csv" bpf dirty_log_disables)" = 1
+check mmu/pre-existing-vm-no-create "$(grep -c memslot_create "$TMP/pre.out") memslot_create events" \
+	eval '! grep -q memslot_create "$TMP/pre.out"'
+
 # mmu_lock: two vCPUs faulting at once on the shadow MMU (or the legacy
 # direct one) wait for the write lock; the TDP MMU's faults take it for read,
 # so they never wait for write. A one-vCPU VM running beside them has nobody
