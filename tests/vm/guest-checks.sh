@@ -52,6 +52,8 @@ started() {
 emit() {
 	local f=${2:-${1##*/}}
 	[ -f "$1" ] || return 0
+	# a last line without its newline (a stalled L2's console) would run into FILE-END's
+	[ -z "$(tail -c1 "$1")" ] || echo >>"$1"
 	echo "$M FILE-BEGIN $f"
 	sed "s/^/$M F $f /" "$1"
 	echo "$M FILE-END $f $(md5sum <"$1" | cut -d' ' -f1)"
@@ -569,7 +571,11 @@ fi
 # tables are shadowed, every slow-path fault goes through paging64_page_fault
 if want shadow; then
 	g=shadow
-	rmmod kvm_amd 2>/dev/null
+	# the exporter's trampolines may hold kvm_amd a moment after it exits (as in reload_kvm)
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		[ -d /sys/module/kvm_amd ] || break
+		rmmod kvm_amd 2>/dev/null || sleep 1
+	done
 	modprobe kvm_amd npt=0
 	check $g/npt-off "npt=$(cat /sys/module/kvm_amd/parameters/npt 2>&1)" \
 		grep -qx N /sys/module/kvm_amd/parameters/npt
