@@ -4,7 +4,8 @@
 # cannot show: no /dev/kvm at all on some hosts of the CI kind, and nested
 # paging, the TDP MMU and fentry on none of them.
 #
-# Usage: tests/guest.sh PASS=FILE[,FILE...] ...
+# Usage: tests/guest.sh [--run-only|--report-only] PASS=FILE[,FILE...] ...
+#   (run.sh runs the passes beside the distro-kernel harness, then reports)
 #   PASS is KERNEL-nptN[-tdpY|N], e.g. 6.12-npt0 (shadow paging, as this
 #   host kind's KVM) or 6.12-npt1-tdpY (an ordinary host: nested paging, the
 #   TDP MMU); FILE a tests/integration/test_*.sh. Passes run side by side
@@ -51,6 +52,11 @@ report_pass() {
 	fi
 }
 
+phase=all
+case "${1:-}" in
+--run-only) phase=run && shift ;;
+--report-only) phase=report && shift ;;
+esac
 names=()
 for spec in "$@"; do
 	names+=("${spec%%=*}")
@@ -63,7 +69,9 @@ files() {
 	done
 }
 specs=("$@")
-if [ $# -gt 1 ] && [ "$(nproc)" -ge $# ]; then
+if [ $phase = report ]; then
+	:
+elif [ $# -gt 1 ] && [ "$(nproc)" -ge $# ]; then
 	echo "  guest: ${names[*]} side by side ($(nproc) CPUs)"
 	for n in "${names[@]}"; do
 		# shellcheck disable=SC2046 # file names have no spaces
@@ -76,6 +84,7 @@ else
 		run_pass "$n" $(files "$n")
 	done
 fi
+[ $phase = run ] && exit 0
 for n in "${names[@]}"; do
 	# shellcheck disable=SC2046
 	report_pass "$n" $(files "$n")

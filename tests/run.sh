@@ -54,17 +54,77 @@ GUEST_TDP_ONLY="test_exporter.sh"
 
 needs_kvm() { grep -q '^# needs: /dev/kvm' "$1"; }
 
+# The guest passes for FILES (run_integration's arguments), into the array
+# passes: none where KVMMMU_GUESTS is none, or in a guest already.
+plan_guests() {
+	local t f kvm_files="" kvm_all="" tdp_files=""
+	passes=()
+	# In scripts/kvm-guest.sh's guest already: no guest within it (TCG in TCG).
+	[ -e /run/kvm-guest/cmd ] && [ -z "${KVMMMU_GUESTS:-}" ] && return
+	[ "${KVMMMU_GUESTS:-}" = none ] && return
+	for t in "$@"; do
+		t=tests/integration/${t##*/}
+		[ -f "$t" ] || continue
+		if needs_kvm "$t" && [ ! -c /dev/kvm ]; then
+			kvm_all="$kvm_all,${t##*/}"
+			case " $GUEST_TDP_ONLY " in *" ${t##*/} "*) ;; *) kvm_files="$kvm_files,${t##*/}" ;; esac
+		fi
+		for f in $GUEST_TDP_FILES; do
+			[ "$f" = "${t##*/}" ] && tdp_files="$tdp_files,$f"
+		done
+	done
+	if [ -n "${KVMMMU_GUESTS:-}" ]; then
+		# without an npt1 pass, the npt0 pass runs what it would leave to it
+		case " $KVMMMU_GUESTS " in *-npt1*) ;; *) kvm_files=$kvm_all ;; esac
+		for f in $KVMMMU_GUESTS; do
+			case $f in
+			*-npt0*) [ -z "$kvm_files" ] || passes+=("$f=${kvm_files#,}") ;;
+			*) [ -z "$tdp_files" ] || passes+=("$f=${tdp_files#,}") ;;
+			esac
+		done
+	else
+		[ -n "$kvm_files" ] && passes+=("6.12-npt0=${kvm_files#,}")
+		[ -n "$tdp_files" ] && passes+=("6.12-npt1-tdpY=${tdp_files#,}")
+	fi
+}
+
+# Starts the guest passes in the background (GUESTS_PID), or reports why not.
+start_guests() {
+	local f
+	[ ${#passes[@]} -gt 0 ] || return
+	if [ -n "${KVMMMU_GUEST_SKIP:-}" ]; then
+		for f in "${passes[@]}"; do
+			report "SKIP guest/${f%%=*}: $KVMMMU_GUEST_SKIP (not run: ${f#*=})"
+		done
+		passes=()
+		return
+	fi
+	if ! command -v qemu-system-x86_64 >/dev/null; then
+		report "SKIP guest: no qemu-system-x86_64 (sudo make deps installs it); not run: ${passes[*]}"
+		passes=()
+		return
+	fi
+	echo "== guest passes started: ${passes[*]}"
+	GUESTS_OUT=$(mktemp /tmp/kvmmmu-guests.XXXXXX)
+	bash tests/guest.sh --run-only "${passes[@]}" >"$GUESTS_OUT" 2>&1 &
+	GUESTS_PID=$!
+}
+
 run_integration() {
-	local t rc before got p f s kvm_files="" kvm_all="" tdp_files="" passes
+	local t rc before got p f s
+	GUESTS_PID=
 	[ $# -gt 0 ] || set -- tests/integration/test_*.sh
+	plan_guests "$@"
 	for t in "$@"; do
 		t=tests/integration/${t##*/}
 		[ -f "$t" ] || { report "FAIL ${t##*/}: no such test file"; continue; }
-		if needs_kvm "$t" && [ ! -c /dev/kvm ] && [ "${KVMMMU_GUESTS:-}" != none ]; then
-			kvm_all="$kvm_all,${t##*/}"
-			case " $GUEST_TDP_ONLY " in *" ${t##*/} "*) ;; *) kvm_files="$kvm_files,${t##*/}" ;; esac
-			continue
+		if needs_kvm "$t" && [ ! -c /dev/kvm ] && [ ${#passes[@]} -gt 0 ]; then
+			continue # in the guests
 		fi
+		# The distro-kernel harness is TCG guests too: the passes share its
+		# time (its two kernels end apart, and a CPU would idle), not the
+		# host files', whose KVM runs natively.
+		[ "${t##*/}" = test_vm.sh ] && [ -z "$GUESTS_PID" ] && start_guests
 		echo "== ${t##*/}"
 		before=$(wc -l <"$RESULTS")
 		bash "$t"
@@ -82,38 +142,12 @@ run_integration() {
 			report "FAIL ${t##*/}: script exited with status $rc"
 		fi
 	done
-	# In scripts/kvm-guest.sh's guest already: no guest within it (TCG in TCG).
-	[ -e /run/kvm-guest/cmd ] && [ -z "${KVMMMU_GUESTS:-}" ] && return
-	[ "${KVMMMU_GUESTS:-}" = none ] && return
-	for f in $GUEST_TDP_FILES; do
-		case " $* " in *" tests/integration/$f "* | *" $f "*) tdp_files="$tdp_files,$f" ;; esac
-	done
-	passes=()
-	if [ -n "${KVMMMU_GUESTS:-}" ]; then
-		# without an npt1 pass, the npt0 pass runs what it would leave to it
-		case " $KVMMMU_GUESTS " in *-npt1*) ;; *) kvm_files=$kvm_all ;; esac
-		for f in $KVMMMU_GUESTS; do
-			case $f in
-			*-npt0*) passes+=("$f=${kvm_files#,}") ;;
-			*) passes+=("$f=${tdp_files#,}") ;;
-			esac
-		done
-	else
-		[ -n "$kvm_files" ] && passes+=("6.12-npt0=${kvm_files#,}")
-		[ -n "$tdp_files" ] && passes+=("6.12-npt1-tdpY=${tdp_files#,}")
-	fi
-	[ ${#passes[@]} -gt 0 ] || return
-	if [ -n "${KVMMMU_GUEST_SKIP:-}" ]; then
-		for f in "${passes[@]}"; do
-			report "SKIP guest/${f%%=*}: $KVMMMU_GUEST_SKIP (not run: ${f#*=})"
-		done
-		return
-	fi
-	if ! command -v qemu-system-x86_64 >/dev/null; then
-		report "SKIP guest: no qemu-system-x86_64 (sudo make deps installs it); not run: ${passes[*]}"
-		return
-	fi
-	bash tests/guest.sh "${passes[@]}"
+	[ -z "$GUESTS_PID" ] && start_guests
+	[ -n "$GUESTS_PID" ] || return
+	wait "$GUESTS_PID"
+	cat "$GUESTS_OUT"
+	rm -f "$GUESTS_OUT"
+	bash tests/guest.sh --report-only "${passes[@]}"
 }
 
 run_vm() {
