@@ -48,33 +48,6 @@ void collector_add_figures(struct collector *c, struct model *m,
 	figures_add(&vm->total, f);
 }
 
-static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
-		       const struct kvmmmu_thread_stats *s, bool final)
-{
-	static struct figures f; /* large: off the stack */
-
-	memset(&f, 0, sizeof(f));
-	memcpy(f.counters, s->counters, sizeof(f.counters));
-	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
-	memcpy(f.outcomes, s->outcomes, sizeof(f.outcomes));
-	memcpy(f.hist, s->hist, sizeof(f.hist));
-	memcpy(f.lock_wait, s->lock_wait, sizeof(f.lock_wait));
-	if (final && s->st.pending && !c->func_mode && !c->done_event) {
-		/* as resolve_pending() would: the TDP MMU traces its spurious faults */
-		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
-		int path = s->st.tdp_mmu_fault || s->st.tdp_changes ? KVMMMU_FP_TDP_MMU
-			   : s->st.walked			    ? KVMMMU_FP_SHADOW
-								    : KVMMMU_FP_DIRECT;
-
-		if (ret >= 0) {
-			f.ret_pf[ret]++;
-			f.outcomes[path][ret]++;
-			f.counters[KVMMMU_PATH_FAST + path]++;
-		}
-	}
-	collector_add_figures(c, m, k, &s->id, &f);
-}
-
 /* Whether thread TID of TGID runs (not stopped, not gone): its fault in flight will end. */
 static bool thread_runs(const struct kvmmmu_thread_key *k)
 {
@@ -90,6 +63,38 @@ static bool thread_runs(const struct kvmmmu_thread_key *k)
 		runs = p[2] != 'T' && p[2] != 't' && p[2] != 'Z' && p[2] != 'X';
 	fclose(f);
 	return runs;
+}
+
+static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
+		       const struct kvmmmu_thread_stats *s, bool final)
+{
+	static struct figures f; /* large: off the stack */
+
+	memset(&f, 0, sizeof(f));
+	memcpy(f.counters, s->counters, sizeof(f.counters));
+	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
+	memcpy(f.outcomes, s->outcomes, sizeof(f.outcomes));
+	memcpy(f.hist, s->hist, sizeof(f.hist));
+	memcpy(f.lock_wait, s->lock_wait, sizeof(f.lock_wait));
+	/*
+	 * A request no SPTE followed, in a thread that is gone or stopped: as
+	 * resolve_pending() would (the TDP MMU traces its spurious faults). In
+	 * one that runs, the fault is in flight: KVM has counted it taken and
+	 * not yet its outcome, and so does this reading.
+	 */
+	if (final && s->st.pending && !c->func_mode && !c->done_event && !thread_runs(k)) {
+		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
+		int path = s->st.tdp_mmu_fault || s->st.tdp_changes ? KVMMMU_FP_TDP_MMU
+			   : s->st.walked			    ? KVMMMU_FP_SHADOW
+								    : KVMMMU_FP_DIRECT;
+
+		if (ret >= 0) {
+			f.ret_pf[ret]++;
+			f.outcomes[path][ret]++;
+			f.counters[KVMMMU_PATH_FAST + path]++;
+		}
+	}
+	collector_add_figures(c, m, k, &s->id, &f);
 }
 
 /*
