@@ -549,7 +549,12 @@ static __always_inline int on_fault_done(int ret, __u64 start_ns)
 	s->counters[KVMMMU_FAULTS]++;
 	s->counters[KVMMMU_PATH_FAST + path]++;
 	count_ret(s, ret, path);
-	if (start_ns && (sample_every <= 1 || s->st.timed))
+	/*
+	 * The event carries the fault's start: --sample decides here, once per
+	 * fault KVM counts (a TDP fault shows no walk, where the tracepoint
+	 * model decides).
+	 */
+	if (start_ns && start_timing(s))
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - start_ns);
 	/* this fault is over: nothing of it may end the next one */
 	s->st.fast_resolved = 0;

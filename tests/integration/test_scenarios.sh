@@ -8,7 +8,7 @@
 # page-fault exit does not make that exit's fault a shadow-paging one.
 source "$(dirname "$0")/../lib.sh"
 
-CASES=12 # bpfscenarios' PASS/FAIL lines: a case that did not run fails below
+CASES=13 # bpfscenarios' PASS/FAIL lines: a case that did not run fails below
 
 "$BUILD/tests/tools/bpfscenarios" >"$TMP/scenarios.out" 2>&1
 rc=$?

@@ -53,16 +53,31 @@
 
 static int failures;
 
-static int run3(struct bpf_program *prog, __u64 a0, __u64 a1, __u64 a2)
+/* PROG run once on raw_tp arguments ARGS (N of them). */
+static int run_args(struct bpf_program *prog, __u64 *args, size_t n)
 {
-	__u64 args[3] = {a0, a1, a2};
-	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = sizeof(args));
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = args, .ctx_size_in = n * sizeof(*args));
 	int err = bpf_prog_test_run_opts(bpf_program__fd(prog), &opts);
 
 	if (err)
 		fprintf(stderr, "bpfscenarios: BPF_PROG_TEST_RUN %s: %s\n", bpf_program__name(prog),
 			strerror(errno));
 	return err;
+}
+
+static int run3(struct bpf_program *prog, __u64 a0, __u64 a1, __u64 a2)
+{
+	__u64 args[3] = {a0, a1, a2};
+
+	return run_args(prog, args, 3);
+}
+
+/* kvmmmu:kvm_mmu_page_fault_done (kernel-patches/): vcpu, cr2_or_gpa, error_code, ret, start_ns */
+static int run_done(struct bpf_program *prog, __u64 ret, __u64 start_ns)
+{
+	__u64 args[5] = {0, 0x1000, 0, ret, start_ns};
+
+	return run_args(prog, args, 5);
 }
 
 static int run(struct bpf_program *prog, __u64 lock, __u64 arg)
@@ -299,7 +314,8 @@ static int setup_faults(struct faults_bpf **out, __u32 sample_every)
 						     p == skel->progs.kvm_mmu_pagetable_walk_raw ||
 						     p == skel->progs.kvm_userspace_exit_raw ||
 						     p == skel->progs.kvm_mmu_spte_requested_raw ||
-						     p == skel->progs.kvm_mmu_set_spte_raw);
+						     p == skel->progs.kvm_mmu_set_spte_raw ||
+						     p == skel->progs.kvm_mmu_page_fault_done_raw);
 	skel->rodata->sample_every = sample_every;
 	skel->rodata->ret_pf_retry = RET_PF_RETRY;
 	skel->rodata->ret_pf_emulate = RET_PF_EMULATE;
@@ -412,6 +428,28 @@ err:
 
 #define SAMPLED_FAULTS 400
 
+/* NAME: SAMPLED_FAULTS faults, half of them timed in histogram HIST (binomial: 5 sd). */
+static int expect_half_timed(struct faults_bpf *skel, const char *name, int hist)
+{
+	struct kvmmmu_thread_key key = {.tgid = getpid(), .tid = gettid()};
+	double sd = 0.5 * __builtin_sqrt(SAMPLED_FAULTS);
+	struct kvmmmu_thread_stats s;
+	char what[160];
+	__u64 timed;
+
+	if (bpf_map__lookup_elem(skel->maps.thread_stats, &key, sizeof(key), &s, sizeof(s), 0))
+		return -1;
+	timed = s.hist[hist].count;
+	snprintf(what, sizeof(what), "%llu of %llu faults timed (expected %d +- %.0f)",
+		 (unsigned long long)timed, (unsigned long long)s.counters[KVMMMU_FAULTS],
+		 SAMPLED_FAULTS / 2, 5 * sd);
+	expect(name,
+	       s.counters[KVMMMU_FAULTS] == SAMPLED_FAULTS &&
+		       __builtin_fabs((double)timed - SAMPLED_FAULTS / 2) <= 5 * sd,
+	       what);
+	return 0;
+}
+
 /*
  * --sample 2 in tracepoint mode, where timing starts at a guest walk: each
  * shadow-paging fault follows an emulator's walk (an MMIO access, say). Every
@@ -421,12 +459,8 @@ err:
  */
 static int sample_scenarios(void)
 {
-	struct kvmmmu_thread_key key = {.tgid = getpid(), .tid = gettid()};
-	struct kvmmmu_thread_stats s;
 	struct faults_bpf *skel;
-	char what[160];
-	double sd;
-	__u64 timed;
+	struct timespec now;
 
 	if (setup_faults(&skel, 2))
 		return -1;
@@ -436,18 +470,22 @@ static int sample_scenarios(void)
 		    run3(skel->progs.kvm_mmu_spte_requested_raw, 0, 0, 0) ||
 		    run3(skel->progs.kvm_mmu_set_spte_raw, 1, 0, 0))
 			goto err;
-	if (bpf_map__lookup_elem(skel->maps.thread_stats, &key, sizeof(key), &s, sizeof(s), 0))
+	if (expect_half_timed(skel, "sample/half-of-the-faults-timed", KVMMMU_HIST_WALK_TO_SPTE))
 		goto err;
-	timed = s.hist[KVMMMU_HIST_WALK_TO_SPTE].count;
-	/* binomial: n/2 timed, within 5 standard deviations (sqrt(n)/2) */
-	sd = 0.5 * __builtin_sqrt(SAMPLED_FAULTS);
-	snprintf(what, sizeof(what), "%llu of %llu faults timed (expected %d +- %.0f)",
-		 (unsigned long long)timed, (unsigned long long)s.counters[KVMMMU_FAULTS],
-		 SAMPLED_FAULTS / 2, 5 * sd);
-	expect("sample/half-of-the-faults-timed",
-	       s.counters[KVMMMU_FAULTS] == SAMPLED_FAULTS &&
-		       __builtin_fabs((double)timed - SAMPLED_FAULTS / 2) <= 5 * sd,
-	       what);
+	faults_bpf__destroy(skel);
+
+	/* the page-fault-done event's faults (TDP ones walk nothing): decided at the event */
+	if (setup_faults(&skel, 2))
+		return -1;
+	for (int i = 0; i < SAMPLED_FAULTS; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &now); /* bpf_ktime_get_ns()'s clock */
+		if (run_done(skel->progs.kvm_mmu_page_fault_done_raw, RET_PF_FIXED,
+			     (__u64)now.tv_sec * 1000000000ULL + (__u64)now.tv_nsec))
+			goto err;
+	}
+	if (expect_half_timed(skel, "sample/done-event-half-of-the-faults-timed",
+			      KVMMMU_HIST_FAULT))
+		goto err;
 	faults_bpf__destroy(skel);
 	return 0;
 err:
