@@ -682,6 +682,8 @@ static __always_inline int on_userspace_exit(void)
 	s = thread();
 	if (!s)
 		return 0;
+	/* no fault spans KVM_RUN's return: a request nothing resolved was spurious */
+	resolve_pending(s);
 	resolve_exit(s, ret_pf_retry);
 	s->st.walked = 0;
 	return 0;

@@ -65,8 +65,28 @@ static bool thread_runs(const struct kvmmmu_thread_key *k)
 	return runs;
 }
 
+/* Threads with a pending SPTE request at the final reading, and whether each moved on. */
+#define SETTLE_MAX 256
+struct settle {
+	struct kvmmmu_thread_key key[SETTLE_MAX];
+	__u64 requested[SETTLE_MAX]; /* its kvm_mmu_spte_requested count then */
+	bool moved[SETTLE_MAX];	     /* a later request since: the thread is busy faulting */
+	size_t n;
+};
+
+/* Whether K's pending request is in flight: the thread kept faulting while we waited. */
+static bool in_flight(const struct settle *st, const struct kvmmmu_thread_key *k)
+{
+	for (size_t i = 0; st && i < st->n; i++)
+		if (st->key[i].tgid == k->tgid && st->key[i].tid == k->tid)
+			return st->moved[i];
+	return false;
+}
+
+/* FINAL: the last reading, SETTLED what settle_pending() saw (NULL: nothing is in flight). */
 static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
-		       const struct kvmmmu_thread_stats *s, bool final)
+		       const struct kvmmmu_thread_stats *s, bool final,
+		       const struct settle *settled)
 {
 	static struct figures f; /* large: off the stack */
 
@@ -77,12 +97,10 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	memcpy(f.hist, s->hist, sizeof(f.hist));
 	memcpy(f.lock_wait, s->lock_wait, sizeof(f.lock_wait));
 	/*
-	 * A request no SPTE followed, in a thread that is gone or stopped: as
-	 * resolve_pending() would (the TDP MMU traces its spurious faults). In
-	 * one that runs, the fault is in flight: KVM has counted it taken and
-	 * not yet its outcome, and so does this reading.
+	 * A request no SPTE followed, unless in flight (settle_pending()): as
+	 * resolve_pending() would (the TDP MMU traces its spurious faults).
 	 */
-	if (final && s->st.pending && !c->func_mode && !c->done_event && !thread_runs(k)) {
+	if (final && s->st.pending && !c->func_mode && !c->done_event && !in_flight(settled, k)) {
 		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
 		int path = s->st.tdp_mmu_fault || s->st.tdp_changes ? KVMMMU_FP_TDP_MMU
 			   : s->st.walked			    ? KVMMMU_FP_SHADOW
@@ -98,28 +116,41 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 }
 
 /*
- * The tracepoint model's last word: a fault whose SPTE was requested and not
- * yet set. In a thread that is gone or stopped (--validate) it was spurious;
- * in one that runs it is most likely in flight, its kvm_mmu_set_spte a few
- * microseconds away, and KVM (read next) will count it fixed. So before the
- * final reading, give running threads' faults up to 20 ms to end.
+ * The tracepoint model's last word: a fault whose SPTE was requested and
+ * nothing followed. In a thread that is gone or stopped (--validate), or
+ * that made no new request in 20 ms (a vCPU halted after a spurious fault),
+ * it was spurious. In one that made new requests meanwhile, the one pending
+ * now is in flight, its kvm_mmu_set_spte microseconds away: KVM has counted
+ * it taken and not yet its outcome, and so does the final reading.
  */
-static void settle_pending(struct collector *c, struct kvmmmu_thread_stats *s)
+static void settle_pending(struct collector *c, struct kvmmmu_thread_stats *s, struct settle *st)
 {
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
+	int fd = bpf_map__fd(c->skel->maps.thread_stats), more;
 	struct timespec tick = {0, 2000000};
 	struct kvmmmu_thread_key k, next;
+	size_t waiting;
 
+	st->n = 0;
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more && st->n < SETTLE_MAX; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (bpf_map_lookup_elem(fd, &k, s) || !s->st.pending || !thread_runs(&k))
+			continue;
+		st->key[st->n] = k;
+		st->requested[st->n] = s->counters[KVMMMU_SPTE_REQUESTED];
+		st->moved[st->n++] = false;
+	}
 	for (int round = 0; round < 10; round++) {
-		bool in_flight = false;
-		int more;
-
-		for (more = !bpf_map_get_next_key(fd, NULL, &k); more && !in_flight; k = next) {
-			more = !bpf_map_get_next_key(fd, &k, &next);
-			in_flight =
-				!bpf_map_lookup_elem(fd, &k, s) && s->st.pending && thread_runs(&k);
+		waiting = 0;
+		for (size_t i = 0; i < st->n; i++) {
+			if (st->moved[i])
+				continue;
+			if (bpf_map_lookup_elem(fd, &st->key[i], s) || !s->st.pending ||
+			    s->counters[KVMMMU_SPTE_REQUESTED] != st->requested[i])
+				st->moved[i] = true;
+			else
+				waiting++;
 		}
-		if (!in_flight)
+		if (!waiting)
 			return;
 		nanosleep(&tick, NULL);
 	}
@@ -129,23 +160,25 @@ int collector_read(struct collector *c, struct model *m, bool final)
 {
 	int fd = bpf_map__fd(c->skel->maps.thread_stats);
 	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	static struct settle settled; /* large: off the stack */
 	struct kvmmmu_thread_key k, next;
 	int more;
 
 	if (!s)
 		return -ENOMEM;
+	settled.n = 0;
 	if (final && !c->func_mode)
-		settle_pending(c, s);
+		settle_pending(c, s, &settled);
 	collector_health_sum(c, &m->health);
 	m->health.prog_missed = collector_prog_missed(c); /* not per tick: a syscall per program */
 	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
 		more = !bpf_map_get_next_key(fd, &k, &next);
 		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready)
-			add_thread(c, m, &k, s, final);
+			add_thread(c, m, &k, s, final, &settled);
 	}
 	/* exited threads: nothing follows their last event */
 	for (size_t i = 0; i < c->n_retired; i++)
-		add_thread(c, m, &c->retired[i].key, &c->retired[i].stats, true);
+		add_thread(c, m, &c->retired[i].key, &c->retired[i].stats, true, NULL);
 	free(s);
 	return mmu_extras_read(c->extras, c, m); /* sorts M */
 }
