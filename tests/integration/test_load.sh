@@ -172,6 +172,7 @@ bad reclaim-zero 2 --reclaim 0
 bad reclaim-text 2 --reclaim often
 bad passes-after-without-dirty-log 2 --passes-after 1
 bad passes-after-zero 2 --dirty-log 1 --passes-after 0
+bad dirty-log-on-signal-without-dirty-log 2 --dirty-log-on-signal
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"
