@@ -14,22 +14,6 @@ static bool exists(const char *path)
 	return access(path, F_OK) == 0;
 }
 
-/* First line of a sysfs file, or NULL when it cannot be read. */
-static const char *read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	bool ok;
-
-	if (!f)
-		return NULL;
-	ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (!ok)
-		return NULL;
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf;
-}
-
 /* Vendor modules: /sys/module/kvm_* (kvm_intel, kvm_amd, or others such as kvm_pvm). */
 static void vendor_modules(char *buf, size_t len)
 {
@@ -58,7 +42,7 @@ static void vendor_param(const char *module, const char *param, const char *what
 	char path[128], label[64], val[32];
 
 	snprintf(path, sizeof(path), "/sys/module/%s/parameters/%s", module, param);
-	if (!read_line(path, val, sizeof(val)))
+	if (!sysinfo_read_line(path, val, sizeof(val)))
 		return;
 	snprintf(label, sizeof(label), "%s.%s", module, param);
 	report_item(label, val, "%s", what);

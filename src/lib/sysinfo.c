@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,16 +8,25 @@
 
 #include "sysinfo.h"
 
+const char *sysinfo_read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	bool ok;
+
+	if (!f)
+		return NULL;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return NULL;
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 const char *sysinfo_tdp_mmu(char *buf, size_t len)
 {
-	FILE *f = fopen("/sys/module/kvm/parameters/tdp_mmu", "r");
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return buf;
-	if (fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
+	if (!sysinfo_read_line("/sys/module/kvm/parameters/tdp_mmu", buf, len))
+		snprintf(buf, len, "unknown");
 	return buf;
 }
 

@@ -10,6 +10,8 @@
 
 #define KVMMMU_VERSION "0.1.0"
 
+/* The first line of PATH, without its newline, in BUF; NULL when it cannot be read. */
+const char *sysinfo_read_line(const char *path, char *buf, size_t len);
 /* Contents of /sys/module/kvm/parameters/tdp_mmu ("Y", "N"), or "unknown". */
 const char *sysinfo_tdp_mmu(char *buf, size_t len);
 /* The same as a number: 1 for Y, 0 for N, -1 when unknown. */

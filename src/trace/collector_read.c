@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "collector.h"
 #include "mmu_extras.h"
+#include "settle.h"
 #include "faults.skel.h"
 
 void collector_add_figures(struct collector *c, struct model *m,
@@ -48,41 +48,6 @@ void collector_add_figures(struct collector *c, struct model *m,
 	figures_add(&vm->total, f);
 }
 
-/* Whether thread TID of TGID runs (not stopped, not gone): its fault in flight will end. */
-static bool thread_runs(const struct kvmmmu_thread_key *k)
-{
-	char path[64], buf[256], *p;
-	bool runs = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/stat", k->tgid, k->tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] && p[2])
-		runs = p[2] != 'T' && p[2] != 't' && p[2] != 'Z' && p[2] != 'X';
-	fclose(f);
-	return runs;
-}
-
-/* Threads with a pending SPTE request at the final reading, and whether each moved on. */
-#define SETTLE_MAX 256
-struct settle {
-	struct kvmmmu_thread_key key[SETTLE_MAX];
-	__u64 requested[SETTLE_MAX]; /* its kvm_mmu_spte_requested count then */
-	bool moved[SETTLE_MAX];	     /* a later request since: the thread is busy faulting */
-	size_t n;
-};
-
-/* Whether K's pending request is in flight: the thread kept faulting while we waited. */
-static bool in_flight(const struct settle *st, const struct kvmmmu_thread_key *k)
-{
-	for (size_t i = 0; st && i < st->n; i++)
-		if (st->key[i].tgid == k->tgid && st->key[i].tid == k->tid)
-			return st->moved[i];
-	return false;
-}
-
 /* FINAL: the last reading, SETTLED what settle_pending() saw (NULL: nothing is in flight). */
 static void add_thread(struct collector *c, struct model *m, const struct kvmmmu_thread_key *k,
 		       const struct kvmmmu_thread_stats *s, bool final,
@@ -100,7 +65,8 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	 * A request no SPTE followed, unless in flight (settle_pending()): as
 	 * resolve_pending() would (the TDP MMU traces its spurious faults).
 	 */
-	if (final && s->st.pending && !c->func_mode && !c->done_event && !in_flight(settled, k)) {
+	if (final && s->st.pending && !c->func_mode && !c->done_event &&
+	    !settle_in_flight(settled, k)) {
 		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
 		int path = s->st.tdp_mmu_fault || s->st.tdp_changes ? KVMMMU_FP_TDP_MMU
 			   : s->st.walked			    ? KVMMMU_FP_SHADOW
@@ -115,47 +81,6 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	collector_add_figures(c, m, k, &s->id, &f);
 }
 
-/*
- * The tracepoint model's last word: a fault whose SPTE was requested and
- * nothing followed. In a thread that is gone or stopped (--validate), or
- * that made no new request in 20 ms (a vCPU halted after a spurious fault),
- * it was spurious. In one that made new requests meanwhile, the one pending
- * now is in flight, its kvm_mmu_set_spte microseconds away: KVM has counted
- * it taken and not yet its outcome, and so does the final reading.
- */
-static void settle_pending(struct collector *c, struct kvmmmu_thread_stats *s, struct settle *st)
-{
-	int fd = bpf_map__fd(c->skel->maps.thread_stats), more;
-	struct timespec tick = {0, 2000000};
-	struct kvmmmu_thread_key k, next;
-	size_t waiting;
-
-	st->n = 0;
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more && st->n < SETTLE_MAX; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (bpf_map_lookup_elem(fd, &k, s) || !s->st.pending || !thread_runs(&k))
-			continue;
-		st->key[st->n] = k;
-		st->requested[st->n] = s->counters[KVMMMU_SPTE_REQUESTED];
-		st->moved[st->n++] = false;
-	}
-	for (int round = 0; round < 10; round++) {
-		waiting = 0;
-		for (size_t i = 0; i < st->n; i++) {
-			if (st->moved[i])
-				continue;
-			if (bpf_map_lookup_elem(fd, &st->key[i], s) || !s->st.pending ||
-			    s->counters[KVMMMU_SPTE_REQUESTED] != st->requested[i])
-				st->moved[i] = true;
-			else
-				waiting++;
-		}
-		if (!waiting)
-			return;
-		nanosleep(&tick, NULL);
-	}
-}
-
 int collector_read(struct collector *c, struct model *m, bool final)
 {
 	int fd = bpf_map__fd(c->skel->maps.thread_stats);
@@ -168,7 +93,7 @@ int collector_read(struct collector *c, struct model *m, bool final)
 		return -ENOMEM;
 	settled.n = 0;
 	if (final && !c->func_mode)
-		settle_pending(c, s, &settled);
+		settle_pending(fd, s, &settled);
 	collector_health_sum(c, &m->health);
 	m->health.prog_missed = collector_prog_missed(c); /* not per tick: a syscall per program */
 	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {

@@ -265,7 +265,9 @@ for run in 1 2 3; do
 	for v in 0 1; do
 		bpf=$(awk -F, -v v=$v '!/^#/ && $5 == "bpf" && $6 == "ret_pf_spurious" && $4 == v { x = $8 } END { print x }' "$TMP/att$run.csv")
 		kvm=$(awk -F, -v v=$v '!/^#/ && $5 == "kvm_stats" && $6 == "pf_spurious" && $4 == v { x = $8 } END { print x }' "$TMP/att$run.csv")
-		check "hist/attach-running-$run-vcpu$v-spurious" "bpf $bpf, KVM $kvm" test -n "$bpf" -a "$bpf" = "$kvm"
+		# on a mismatch, every outcome of that vCPU says which fault was misjudged
+		outcomes=$(awk -F, -v v=$v '!/^#/ && $4 == v && ($6 ~ /^ret_pf_/ || $6 ~ /^pf_/ || $6 == "faults") { printf "%s:%s=%s ", $5, $6, $8 }' "$TMP/att$run.csv")
+		check "hist/attach-running-$run-vcpu$v-spurious" "bpf $bpf, KVM $kvm ($outcomes)" test -n "$bpf" -a "$bpf" = "$kvm"
 	done
 done
 kill $vmm
