@@ -29,6 +29,13 @@ TREE_PARTS="Makefile arch/x86/kvm virt/kvm include/linux/kvm_host.h include/trac
 
 die() { echo "kernel-patches: $*" >&2; exit 1; }
 
+TMP=$(mktemp -d /tmp/kernel-patches.XXXXXX) || die "cannot create a temporary directory"
+trap 'rm -rf "$TMP"' EXIT
+# tail_of FILE [LINES]: the end of FILE, indented (for distro-kernel.sh's messages)
+tail_of() { echo; tail -n "${2:-15}" "$1" 2>/dev/null | sed 's/^/    /'; }
+# shellcheck source=scripts/lib/distro-kernel.sh
+source "$ROOT/scripts/lib/distro-kernel.sh"
+
 targets() {
 	local t
 	for t in "$PATCHES"/*/series; do
@@ -38,8 +45,7 @@ targets() {
 
 # tree TARGET: the cached KVM part of TARGET's source tree (prints its path)
 tree() {
-	local t=$1 conf=$PATCHES/$1/target.conf SOURCE_PACKAGE SOURCE_VERSION deb dir x tarball p
-	local members=()
+	local t=$1 conf=$PATCHES/$1/target.conf SOURCE_PACKAGE SOURCE_VERSION dir x
 	[ -f "$conf" ] || die "$t: no $conf"
 	# shellcheck disable=SC1090
 	. "$conf"
@@ -48,23 +54,12 @@ tree() {
 		echo "$dir"
 		return 0
 	fi
-	mkdir -p "$CACHE/deb" "$CACHE/src" || die "cannot create $CACHE/deb and $CACHE/src"
-	deb=$(ls "$CACHE/deb/${SOURCE_PACKAGE}_${SOURCE_VERSION}_"*.deb 2>/dev/null | head -1)
-	if [ -z "$deb" ]; then
-		echo "kernel-patches: $t: downloading $SOURCE_PACKAGE $SOURCE_VERSION (about 150 MB, cached)" >&2
-		(cd "$CACHE/deb" && apt-get download -q "$SOURCE_PACKAGE=$SOURCE_VERSION" >/dev/null 2>&1) ||
-			die "$t: cannot download $SOURCE_PACKAGE=$SOURCE_VERSION (apt-get download; is it in the apt sources?)"
-		deb=$(ls "$CACHE/deb/${SOURCE_PACKAGE}_${SOURCE_VERSION}_"*.deb 2>/dev/null | head -1)
-	fi
-	[ -n "$deb" ] || die "$t: no $SOURCE_PACKAGE deb"
+	mkdir -p "$CACHE/src" || die "cannot create $CACHE/src"
+	fetch_deb "$SOURCE_PACKAGE" "$SOURCE_VERSION" || die "$t: $WHY"
 	x=$(mktemp -d "$CACHE/src/.x.XXXXXX") || die "cannot create a directory under $CACHE/src"
-	tarball=$(dpkg-deb -c "$deb" | awk '$6 ~ /\/linux-source-.*\.tar\.xz$/ { print $6 }' | head -1)
-	[ -n "$tarball" ] || { rm -rf "$x"; die "$t: no source tarball in $deb"; }
-	echo "kernel-patches: $t: unpacking the KVM part of $(basename "$tarball")" >&2
-	for p in $TREE_PARTS; do members+=("linux-source-*/$p"); done
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO "$tarball" | xz -dc |
-		tar -x -C "$x" --strip-components=1 --wildcards --no-wildcards-match-slash "${members[@]}" ||
-		{ rm -rf "$x"; die "$t: cannot unpack $tarball"; }
+	echo "kernel-patches: $t: unpacking the KVM part of $SOURCE_PACKAGE $SOURCE_VERSION" >&2
+	# shellcheck disable=SC2086 # a list of paths
+	unpack_source "$DEB" "$x" $TREE_PARTS || { rm -rf "$x"; die "$t: $WHY"; }
 	rm -rf "$dir"
 	mv "$x" "$dir" && touch "$dir/.complete" || die "$t: cannot write $dir"
 	echo "$dir"
@@ -102,16 +97,8 @@ check() {
 
 # fetch PACKAGE VERSION: the cached deb of PACKAGE=VERSION (downloaded if need be)
 fetch() {
-	local deb
-	deb=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
-	if [ -z "$deb" ]; then
-		mkdir -p "$CACHE/deb" || die "cannot create $CACHE/deb"
-		(cd "$CACHE/deb" && apt-get download -q "$1=$2" >/dev/null 2>&1) ||
-			die "cannot download $1=$2 (apt-get download; is it in the apt sources?)"
-		deb=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
-	fi
-	[ -n "$deb" ] || die "no deb for $1=$2"
-	echo "$deb"
+	fetch_deb "$1" "$2" || die "$WHY"
+	echo "$DEB"
 }
 
 # kernel_version MAKEFILE: VERSION.PATCHLEVEL.SUBLEVEL of a kernel Makefile

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # WHY, DEB, KV, KDIR: for the caller
 # Debian's own kernels for the QEMU/TCG guests (tests/vm/run.sh and
 # scripts/kvm-guest.sh): fetched once with apt-get download, cached
 # uncompressed, only vmlinuz and the modules the guests load.
@@ -89,4 +89,37 @@ fetch_kernel() {
 	fi
 	echo "$KV" >"$CACHE/kernels/$name.release"
 	return 0
+}
+
+# fetch_deb PACKAGE VERSION: sets DEB to the cached .deb of PACKAGE=VERSION
+# (in $CACHE/deb), downloading it on first use. Returns 1 with WHY set.
+fetch_deb() {
+	local log=$TMP/fetch-$1.log
+	DEB=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
+	[ -n "$DEB" ] && return 0
+	mkdir -p "$CACHE/deb" || { WHY="cannot create $CACHE/deb"; return 1; }
+	echo "  fetching $1 $2" >&2
+	if ! (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$1=$2") >"$log" 2>&1; then
+		WHY="apt-get download $1=$2 failed (is it in the apt sources?):$(tail_of "$log" 5)"
+		return 1
+	fi
+	DEB=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
+	[ -n "$DEB" ] || { WHY="apt-get download $1=$2 left no .deb in $CACHE/deb"; return 1; }
+}
+
+# unpack_source DEB DIR PART...: the PARTs (paths in the kernel tree, shell
+# patterns) of the linux-source-*.tar.xz that DEB (a linux-source package)
+# holds, into DIR. Returns 1 with WHY set.
+unpack_source() {
+	local deb=$1 dir=$2 tarball p members=()
+	shift 2
+	tarball=$(dpkg-deb -c "$deb" | awk '$6 ~ /\/linux-source-.*\.tar\.xz$/ { print $6 }' | head -1)
+	[ -n "$tarball" ] || { WHY="no source tarball in $deb"; return 1; }
+	for p in "$@"; do members+=("linux-source-*/$p"); done
+	mkdir -p "$dir" || { WHY="cannot create $dir"; return 1; }
+	if ! dpkg-deb --fsys-tarfile "$deb" | tar -xO "$tarball" | xz -dc |
+		tar -x -C "$dir" --strip-components=1 --wildcards --no-wildcards-match-slash "${members[@]}"; then
+		WHY="cannot unpack $tarball from $deb"
+		return 1
+	fi
 }
