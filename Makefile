@@ -219,7 +219,7 @@ install: all
 	$(Q)sed 's|@SBINDIR@|$(BINDIR)|' dist/kvmmmu-exporter.service >$(DESTDIR)$(UNITDIR)/kvmmmu-exporter.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/kvmmmu-exporter.service
 
-FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c tests/fuzz/*.c \
+FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c tests/fuzz/*.c tests/vm/*.c \
 		       scripts/bench/*.c)
 
 format:
