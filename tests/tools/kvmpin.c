@@ -9,11 +9,12 @@
  *   kvmpin [-i MS] -o FILE -- COMMAND [ARG...]
  *
  * Runs COMMAND as a child and, every MS milliseconds (default 10) until it
- * exits, opens the pf_* files of each new debugfs directory of the child.
- * An open file holds a reference on the VM (kvm_get_kvm_safe), so they are
- * read when the command is done, whole. Each is the sum over all of the
- * VM's vCPUs: KVM's debugfs has no per-vCPU counters, and a vCPU's stats fd
- * (KVM_GET_STATS_FD) can only be had by the VM's own process.
+ * exits, opens a file of each new debugfs directory of the child. An open
+ * file holds a reference on the VM (kvm_get_kvm_safe): the VM, its counters
+ * and its directory stay, and its pf_* files are read when the command is
+ * done. Each is the sum over all of the VM's vCPUs: KVM's debugfs has no
+ * per-vCPU counters, and a vCPU's stats fd (KVM_GET_STATS_FD) can only be
+ * had by the VM's own process.
  *
  * A VM held this way outlives the child's own teardown, so a later VM the
  * child makes with the same fd number finds its name taken: KVM warns
@@ -31,6 +32,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -44,18 +46,21 @@
 #define MAX_VMS 64
 #define MAX_STATS 16
 #define DEBUGFS "/sys/kernel/debug/kvm"
+/* the file held: any statistic's pins the VM; this one every kernel has */
+#define PIN "pf_taken"
 
 struct vm {
 	char name[32]; /* PID-FD */
-	int n_stats;
-	char *stat[MAX_STATS];
-	int fd[MAX_STATS];
-	unsigned long long value[MAX_STATS];
+	int pin;
 };
 
 static struct vm vms[MAX_VMS];
 static int n_vms;
 static pid_t child;
+/* the pf_* statistics and their sums over the VMs */
+static char *stat_name[MAX_STATS];
+static unsigned long long total[MAX_STATS];
+static int n_stats;
 
 static void forward(int sig)
 {
@@ -65,7 +70,7 @@ static void forward(int sig)
 
 static int vcpu_dirs(const char *name)
 {
-	char path[128];
+	char path[PATH_MAX];
 	struct dirent *e;
 	DIR *d;
 	int n = 0, id;
@@ -81,38 +86,20 @@ static int vcpu_dirs(const char *name)
 }
 
 /*
- * Opens the pf_* files of the directory NAME, sorted by name. Not before it
+ * Holds the VM of the directory NAME by one of its files. Not before it
  * has a vCPU: KVM makes the directory, then its files, then at each
  * KVM_CREATE_VCPU a vcpuN folder.
  */
 static bool hold(struct vm *vm, const char *name)
 {
-	char path[128];
-	struct dirent **e;
-	int n, dir;
+	char path[PATH_MAX];
 
 	if (vcpu_dirs(name) <= 0)
 		return false;
-	snprintf(path, sizeof(path), DEBUGFS "/%s", name);
-	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	n = dir < 0 ? -1 : scandir(path, &e, NULL, alphasort);
-	for (int i = 0; i < n; i++) {
-		if (!strncmp(e[i]->d_name, "pf_", 3) && vm->n_stats < MAX_STATS) {
-			int fd = openat(dir, e[i]->d_name, O_RDONLY | O_CLOEXEC);
-
-			if (fd >= 0) {
-				vm->fd[vm->n_stats] = fd;
-				vm->stat[vm->n_stats++] = strdup(e[i]->d_name);
-			}
-		}
-		free(e[i]);
-	}
-	if (n >= 0)
-		free(e);
-	if (dir >= 0)
-		close(dir);
+	snprintf(path, sizeof(path), DEBUGFS "/%s/" PIN, name);
+	vm->pin = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(vm->name, sizeof(vm->name), "%s", name);
-	return vm->n_stats > 0;
+	return vm->pin >= 0;
 }
 
 /* Holds the child's VMs whose directories are new. */
@@ -138,12 +125,17 @@ static void scan(void)
 	closedir(d);
 }
 
-/* A debugfs statistic: "123\n". Read once: the files cannot seek (nonseekable_open). */
-static int read_value(int fd, unsigned long long *value)
+/* A debugfs statistic: "123\n". */
+static int read_value(int dir, const char *stat, unsigned long long *value)
 {
+	int fd = openat(dir, stat, O_RDONLY | O_CLOEXEC);
+	ssize_t n = -1;
 	char buf[32], *end;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
 
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
@@ -151,10 +143,62 @@ static int read_value(int fd, unsigned long long *value)
 	return end == buf || *end != '\n' ? -1 : 0;
 }
 
+static int is_pf(const struct dirent *e)
+{
+	return !strncmp(e->d_name, "pf_", 3);
+}
+
+/* Adds VALUE to the sum of the statistic NAME. */
+static void add(const char *name, unsigned long long value)
+{
+	int k;
+
+	for (k = 0; k < n_stats && strcmp(stat_name[k], name); k++)
+		;
+	if (k == n_stats) {
+		if (n_stats == MAX_STATS)
+			return;
+		stat_name[n_stats++] = strdup(name);
+	}
+	total[k] += value;
+}
+
+/* " NAME VALUE" for each pf_* statistic of the VM VM, in name order. */
+static int print_vm(FILE *f, const struct vm *vm)
+{
+	char path[PATH_MAX];
+	struct dirent **e;
+	unsigned long long v;
+	int n, dir, err = 0;
+
+	snprintf(path, sizeof(path), DEBUGFS "/%s", vm->name);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	n = dir < 0 ? -1 : scandir(path, &e, is_pf, alphasort);
+	if (n <= 0)
+		err = -1;
+	for (int i = 0; i < n; i++) {
+		if (!err && read_value(dir, e[i]->d_name, &v))
+			err = -1;
+		if (!err) {
+			fprintf(f, " %s %llu", e[i]->d_name, v);
+			add(e[i]->d_name, v);
+		}
+		free(e[i]);
+	}
+	if (n >= 0)
+		free(e);
+	if (dir >= 0)
+		close(dir);
+	fputc('\n', f);
+	if (err)
+		fprintf(stderr, "kvmpin: %s: its statistics cannot be read\n", vm->name);
+	return err;
+}
+
 static int report(const char *out, int status)
 {
-	unsigned long long total[MAX_STATS] = {0};
 	char tmp[4096];
+	int err = 0;
 	FILE *f;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", out);
@@ -165,30 +209,18 @@ static int report(const char *out, int status)
 	}
 	fprintf(f, "pid %d status %d\n", child, status);
 	for (int i = 0; i < n_vms; i++) {
-		struct vm *vm = &vms[i];
-
-		fprintf(f, "vm %d debugfs %s vcpu_dirs %d", i, vm->name, vcpu_dirs(vm->name));
-		for (int k = 0; k < vm->n_stats; k++) {
-			if (read_value(vm->fd[k], &vm->value[k])) {
-				fprintf(stderr, "kvmpin: %s/%s: unreadable\n", vm->name,
-					vm->stat[k]);
-				fclose(f);
-				return -1;
-			}
-			fprintf(f, " %s %llu", vm->stat[k], vm->value[k]);
-			total[k] += vm->value[k];
-		}
-		fputc('\n', f);
+		fprintf(f, "vm %d debugfs %s vcpu_dirs %d", i, vms[i].name, vcpu_dirs(vms[i].name));
+		err |= print_vm(f, &vms[i]);
 	}
 	fprintf(f, "total");
-	for (int k = 0; n_vms && k < vms[0].n_stats; k++)
-		fprintf(f, " %s %llu", vms[0].stat[k], total[k]);
+	for (int k = 0; k < n_stats; k++)
+		fprintf(f, " %s %llu", stat_name[k], total[k]);
 	fputc('\n', f);
 	if (fclose(f) || rename(tmp, out)) {
 		fprintf(stderr, "kvmpin: %s: %s\n", out, strerror(errno));
 		return -1;
 	}
-	return 0;
+	return err;
 }
 
 static void usage(void)

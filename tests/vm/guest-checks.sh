@@ -9,7 +9,8 @@
 # GROUP/CHECK[: reason]"; files as FILE-BEGIN/F/FILE-END lines.
 # Groups (kvmmmu_checks selects them, comma-separated shell patterns):
 #   modprobe (always), check, ret-pf, hist-fentry, hist-kprobe,
-#   hist-tracepoint, dirty-log, hist-all, tdp-mmu, tdp-ab, qemu, shadow
+#   hist-tracepoint, dirty-log, hist-all, tdp-mmu, tdp-ab, qemu, exporter,
+#   selftests, shadow, patches
 set -f # kvmmmu_checks holds patterns, not file names
 M=@@KVMMMU@@
 T=/tmp
@@ -568,6 +569,10 @@ fi
 
 # ---- exporter: kvmmmu-exporter with function probes (tests/vm/guest-exporter.sh)
 . /kvmmmu/guest-exporter.sh
+
+# ---- selftests: the kernel's own KVM selftests as workloads, with NPT
+# (before shadow, which leaves kvm_amd at npt=0) (tests/vm/guest-selftests.sh)
+. /kvmmmu/guest-selftests.sh
 
 # ---- shadow: shadow paging proper (kvm_amd npt=0): the guest's own page
 # tables are shadowed, every slow-path fault goes through paging64_page_fault

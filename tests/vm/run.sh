@@ -124,6 +124,19 @@ make_initramfs() {
 	cp $VMDIR/guest-qemu.sh "$r/kvmmmu/guest-qemu.sh"
 	cp $VMDIR/guest-exporter.sh "$r/kvmmmu/guest-exporter.sh"
 	cp $VMDIR/guest-patches.sh "$r/kvmmmu/guest-patches.sh"
+	cp $VMDIR/guest-selftests.sh "$r/kvmmmu/guest-selftests.sh"
+	# the selftests group's: this kernel's selftests (or why they are not
+	# there, for the guest to report) and kvmpin
+	if [ -n "$SELFTESTS_DIR$SELFTESTS_WHY" ]; then
+		mkdir -p "$r/kvmmmu/selftests"
+		if [ -n "$SELFTESTS_DIR" ]; then
+			cp "$SELFTESTS_DIR"/* "$r/kvmmmu/selftests/" || return 1
+		else
+			echo "$SELFTESTS_WHY" >"$r/kvmmmu/selftests/BUILD-FAILED"
+		fi
+		cp "$BUILD/tests/tools/kvmpin" "$r/kvmmmu/kvmpin" && copy_with_libs "$r" "$BUILD/tests/tools/kvmpin" ||
+			return 1
+	fi
 	# KVM built from kernel-patches/, when the cache has it for this series
 	if mods=$("$VMDIR/../../scripts/kernel-patches.sh" built "$name" 2>/dev/null); then
 		mkdir -p "$r/kvmmmu/patched" && cp "$mods"/kvm.ko "$mods"/kvm-amd.ko "$r/kvmmmu/patched/" &&
@@ -166,6 +179,33 @@ collect() {
 	echo "  vm/$name: console log and $files files from the guest in $dest/"
 }
 
+# wanted GROUP: whether KVMMMU_VM_CHECKS selects GROUP (as the guest's want does)
+wanted() {
+	local p pats
+	[ -z "$CHECKS" ] && return 0
+	IFS=, read -ra pats <<<"$CHECKS"
+	for p in "${pats[@]}"; do
+		# shellcheck disable=SC2254 # a pattern
+		case $1 in $p) return 0 ;; esac
+	done
+	return 1
+}
+
+# selftests NAME: sets SELFTESTS_DIR to this kernel's KVM selftests, built
+# once (scripts/build-selftests.sh), or SELFTESTS_WHY to why they are not.
+selftests() {
+	local log=$TMP/$1.selftests
+	SELFTESTS_DIR="" SELFTESTS_WHY=""
+	wanted selftests || return 0
+	if [ ! -x "$BUILD/tests/tools/kvmpin" ]; then
+		SELFTESTS_WHY="$BUILD/tests/tools/kvmpin is not built (make test-vm builds it)"
+	elif ! SELFTESTS_DIR=$(KVMMMU_VM_CACHE=$CACHE scripts/build-selftests.sh "$1" 2>"$log"); then
+		SELFTESTS_DIR=""
+		SELFTESTS_WHY="scripts/build-selftests.sh $1 failed:$(tail_of "$log" 12)"
+	fi
+	sed 's/^/  /' "$log" 2>/dev/null
+}
+
 # run_kernel NAME: fetch, build, boot, collect.
 run_kernel() {
 	local name=$1 conf=$VMDIR/kernels/$1.conf dest start rc log append
@@ -181,6 +221,7 @@ run_kernel() {
 		fail "vm/$name/fetch" "$WHY"
 		return
 	fi
+	selftests "$name"
 	dest=$BUILD/vm/$name
 	rm -rf "$dest"
 	mkdir -p "$dest"
