@@ -10,6 +10,12 @@
 
 /* RET_PF_* values index ret_pf[]; every kernel so far uses 0..6. */
 #define KVMMMU_RET_PF_SLOTS 16
+/*
+ * The last slot: a handler's negative return (-EFAULT, -EIO, ...), an error
+ * KVM_RUN returns. KVM counts the fault in pf_taken and in no outcome; so
+ * that outcomes sum to the faults, kvmmmu names it "error".
+ */
+#define KVMMMU_RET_PF_ERROR (KVMMMU_RET_PF_SLOTS - 1)
 /* x86 page-fault error code: a reserved bit was set (MMIO SPTEs, arch/x86/include/asm/kvm_host.h)
  */
 #define KVMMMU_PFERR_RSVD_MASK (1ULL << 3)
@@ -92,6 +98,8 @@ struct kvmmmu_fault_state {
 	__u32 in_handler;    /* inside a page-fault handler (function probes) */
 	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
 	__u32 closed_path;   /* kvm_mmu_page_fault_done mode: the model's path + 1 (0: none yet) */
+	__u32 prefetch;	     /* the request is a prefetch "fault" (async-PF completion,
+				KVM_PRE_FAULT_MEMORY): not taken, only its fix counts */
 };
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */

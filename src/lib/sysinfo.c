@@ -30,6 +30,14 @@ const char *sysinfo_tdp_mmu(char *buf, size_t len)
 	return buf;
 }
 
+bool sysinfo_vmx_ept(void)
+{
+	char buf[8];
+
+	return sysinfo_read_line("/sys/module/kvm_intel/parameters/ept", buf, sizeof(buf)) &&
+	       (buf[0] == 'Y' || buf[0] == '1');
+}
+
 const char *sysinfo_kernel_release(char *buf, size_t len)
 {
 	struct utsname u;

@@ -3,6 +3,7 @@
 #ifndef KVMMMU_SYSINFO_H
 #define KVMMMU_SYSINFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,8 @@ const char *sysinfo_tdp_mmu(char *buf, size_t len);
 /* The same as a number: 1 for Y, 0 for N, -1 when unknown. */
 int sysinfo_tdp_mmu_param(void);
 const char *sysinfo_kernel_release(char *buf, size_t len);
+/* Whether KVM is kvm_intel with EPT on (its page-fault exits are EPT violations). */
+bool sysinfo_vmx_ept(void);
 /* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
 uint64_t sysinfo_mem_available(void);
 double sysinfo_now(void); /* CLOCK_REALTIME seconds */

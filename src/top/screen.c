@@ -285,8 +285,7 @@ static void draw_vcpu(struct top *t, int y)
 	put(y++, 2, "%-24s %12llu", "faults", (unsigned long long)faults);
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS && y < LINES - 1; r++) {
 		if (!t->prev.ret_pf.name[r] ||
-		    (!f.ret_pf[r] && (!strcmp(t->prev.ret_pf.name[r], "continue") ||
-				      !strcmp(t->prev.ret_pf.name[r], "invalid"))))
+		    (!f.ret_pf[r] && !ret_pf_listed_when_zero(t->prev.ret_pf.name[r])))
 			continue;
 		put(y++, 2, "ret_pf_%-17s %12llu %6.1f%%", t->prev.ret_pf.name[r],
 		    (unsigned long long)f.ret_pf[r],

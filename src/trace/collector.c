@@ -289,6 +289,10 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 	}
 	c->func_mode = outcome_funcs;
 	ro->func_mode = outcome_funcs;
+	for (size_t i = 0; i < N_FUNC; i++)
+		if (!strcmp(functions[i].func, "direct_page_fault"))
+			ro->direct_probed = func_kind[i] != ATTACH_NONE;
+	ro->pf_exit_rsvd_is_mmio = !sysinfo_vmx_ept();
 	ro->done_event = c->done_event;
 	ro->filter_pids = c->opts.filter_pids;
 	ro->follow_forks = c->opts.follow_forks;
