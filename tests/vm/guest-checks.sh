@@ -463,6 +463,19 @@ if want tdp-mmu; then
 			agree $g/$y/reclaim/$mode $T/$n.csv $T/$n-load.csv
 			info "$g/$y/reclaim/$mode: faults $(val $T/$n.csv bpf faults ""), retried $(val $T/$n.csv bpf ret_pf_retry ""), KVM pf_taken - pf_fixed - pf_spurious over vCPU 0: $(( $(val $T/$n-load.csv kvm_stats pf_taken 0) - $(val $T/$n-load.csv kvm_stats pf_fixed 0) - $(val $T/$n-load.csv kvm_stats pf_spurious 0) ))"
 		done
+		if [ $y = N ]; then
+			# a kernel where direct_page_fault cannot be probed (inlined):
+			# the legacy MMU's faults are still not the TDP MMU's
+			export KVMMMU_UNPROBED=direct_page_fault
+			traced $g/N/unprobed-direct tdp_mmu-N-unprobed --probe-mode fentry --
+			unset KVMMMU_UNPROBED
+			n=$T/tdp_mmu-N-unprobed.csv
+			agree $g/N/unprobed-direct $n $T/tdp_mmu-N-unprobed-load.csv
+			b=$(val $n bpf path_direct "") t=$(val $n bpf path_tdp_mmu "")
+			f=$(val $n bpf faults "") p=$(val $n bpf path_fast "")
+			check $g/N/unprobed-direct/path_direct "path_direct=$b, path_tdp_mmu=$t, path_fast=$p of $f faults" \
+				eval 'gt0 "$b" && is0 "$t" && [ $((b + ${p:-0})) = "$f" ]'
+		fi
 		n=$T/reclaim-$y-tracepoint.csv
 		r=$(val $n bpf ret_pf_retry "")
 		check $g/$y/reclaim/retries-seen "ret_pf_retry=$r in tracepoint mode" gt0 "$r"
