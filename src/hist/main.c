@@ -129,8 +129,8 @@ static int check_vcpu(struct hist_run *r, const struct model *final)
 {
 	if (r->env.vcpu < 0)
 		return 0;
-	for (size_t i = 0; i < r->s.n_traced; i++) {
-		int ids[512], n = vcpu_fds("/proc", r->s.traced[i], ids, 512);
+	for (size_t i = 0; i < r->s.traced.n; i++) {
+		int ids[512], n = vcpu_fds("/proc", r->s.traced.v[i], ids, 512);
 
 		for (int k = 0; k < n; k++)
 			if (ids[k] == r->env.vcpu)

@@ -168,7 +168,9 @@ bool proc_is_vmm(const char *proc_root, int pid)
 		if (n <= 0)
 			continue;
 		target[n] = '\0';
-		vmm = !strcmp(target, "anon_inode:kvm-vm");
+		/* a VM's fd, or a vCPU's (a VMM may close the VM's own once its vCPUs exist) */
+		vmm = !strcmp(target, "anon_inode:kvm-vm") ||
+		      !strncmp(target, "anon_inode:kvm-vcpu:", 20);
 	}
 	closedir(d);
 	return vmm;

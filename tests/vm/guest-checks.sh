@@ -463,6 +463,29 @@ if want tdp-mmu; then
 			agree $g/$y/reclaim/$mode $T/$n.csv $T/$n-load.csv
 			info "$g/$y/reclaim/$mode: faults $(val $T/$n.csv bpf faults ""), retried $(val $T/$n.csv bpf ret_pf_retry ""), KVM pf_taken - pf_fixed - pf_spurious over vCPU 0: $(( $(val $T/$n-load.csv kvm_stats pf_taken 0) - $(val $T/$n-load.csv kvm_stats pf_fixed 0) - $(val $T/$n-load.csv kvm_stats pf_spurious 0) ))"
 		done
+		if [ $y = Y ]; then
+			# every VM shown, while another process zaps a VM's SPTEs: soft-dirty
+			# clear_refs write-protects the VMM's memory, and the MMU notifier
+			# zaps in the writer's context. The writer (a shell) is no VM.
+			n=clear-refs
+			kvmmmu-load --vcpus 1 --mem 16M --duration 60 >/dev/null 2>&1 &
+			lp=$!
+			kvmmmu-hist -v --per-vcpu -d 8 --csv $T/$n.csv >$T/$n.out 2>&1 &
+			hp=$!
+			wait_for $T/$n.out '^Tracing'
+			sh -c "echo 4 >/proc/$lp/clear_refs; sleep 1; echo 4 >/proc/$lp/clear_refs" &
+			cp=$!
+			wait $cp
+			wait $hp
+			kill $lp
+			wait $lp 2>/dev/null
+			emit $T/$n.out
+			shown=$(awk -F, '!/^#/ && $5 == "bpf" && $2 != 0 { print $2 }' $T/$n.csv | sort -u | tr '\n' ' ')
+			check $g/Y/clear-refs-writer-seen "the writer, pid $cp, took no MMU event (-v note): $(grep -c 'no VM open' $T/$n.out) notes" \
+				grep -q "note: pid $cp .* has no VM open" $T/$n.out
+			check $g/Y/clear-refs-only-the-vm-shown "VMs shown: $shown; the VM is $lp, the writer $cp" \
+				test "$shown" = "$lp "
+		fi
 		if [ $y = N ]; then
 			# a kernel where direct_page_fault cannot be probed (inlined):
 			# the legacy MMU's faults are still not the TDP MMU's
