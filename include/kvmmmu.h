@@ -181,8 +181,35 @@ struct kvmmmu_lock_wait {
 	__u64 id;   /* bpf_get_current_pid_tgid() of the waiter */
 	__u64 begin_ts;
 	__u32 mode;
-	__u32 pad;
+	/*
+	 * Before 5.19 (kprobes on the qrwlock slow paths): how many slow paths
+	 * are in progress on this CPU, and at which depth this wait began. A
+	 * kretprobe cannot tell locks apart: an interrupt's slow path that
+	 * returns inside ours is deeper, and must not end our wait.
+	 */
+	__u16 depth;
+	__u16 wait_depth;
 };
+
+/* Before 5.19: a slow path begins on this CPU; BEGAN_WAIT: it opened W's traced wait. */
+static inline void kvmmmu_slowpath_enter(struct kvmmmu_lock_wait *w, int began_wait)
+{
+	w->depth++;
+	if (began_wait)
+		w->wait_depth = w->depth;
+}
+
+/* A slow path returns: whether it is the one whose wait W has open. */
+static inline int kvmmmu_slowpath_leave(struct kvmmmu_lock_wait *w)
+{
+	int ours = w->lock && w->wait_depth == w->depth;
+
+	if (ours)
+		w->wait_depth = 0;
+	if (w->depth)
+		w->depth--;
+	return ours;
+}
 
 /* Waits outside fault handling (root loads, zaps, ioctls); those inside are the faults entry's. */
 struct kvmmmu_lock_stats {
