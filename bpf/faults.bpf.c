@@ -837,6 +837,7 @@ static __always_inline int on_fault_entry(void)
 	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
 	s->st.in_fault = 1;
 	s->st.handled = 0;
+	s->st.pre_lookups = 0;
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
 	return 0;
@@ -854,6 +855,9 @@ static __always_inline int on_fault_exit(void)
 	 */
 	if (s->st.fault_ts && s->st.handled)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
+	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
+	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
+	s->st.pre_lookups = 0;
 	s->st.in_fault = 0;
 	s->st.fault_ts = 0;
 	return 0;
@@ -869,6 +873,13 @@ static __always_inline int on_handler_entry(void)
 		__sync_fetch_and_add(&health.exits_lost, 1);
 	s->st.handler_ts = s->st.timed ? bpf_ktime_get_ns() : 0;
 	s->st.in_handler = 1;
+	/* kvm_mmu_do_page_fault() looked up the fault's memslot before calling us */
+	if (s->st.in_fault && s->st.pre_lookups) {
+		s->counters[KVMMMU_MEMSLOT_LOOKUPS] += s->st.pre_lookups;
+		if (s->st.pre_lookup_ns)
+			kvmmmu_hist_add(&s->hist[KVMMMU_HIST_MEMSLOT], s->st.pre_lookup_ns);
+		s->st.pre_lookups = 0;
+	}
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
 	return 0;
@@ -952,8 +963,17 @@ static __always_inline int on_memslot_exit(void)
 
 	if (!s)
 		return 0;
-	if (!s->st.in_fault) {
+	/* outside a fault, or the emulation that follows a handled one */
+	if (!s->st.in_fault || s->st.handled) {
 		s->counters[KVMMMU_MEMSLOT_OTHER]++;
+		s->st.memslot_ts = 0;
+		return 0;
+	}
+	/* before a handler: the fault's only if one is called (on_handler_entry) */
+	if (!s->st.in_handler) {
+		s->st.pre_lookups++;
+		s->st.pre_lookup_ns = s->st.memslot_ts ? bpf_ktime_get_ns() - s->st.memslot_ts : 0;
+		s->st.memslot_ts = 0;
 		return 0;
 	}
 	s->counters[KVMMMU_MEMSLOT_LOOKUPS]++;

@@ -27,8 +27,9 @@ enum kvmmmu_counter {
 	KVMMMU_PATH_TDP_MMU,	   /* resolved by the TDP MMU */
 	KVMMMU_PATH_SHADOW,	   /* resolved by shadow paging (FNAME(page_fault)) */
 	KVMMMU_PATH_DIRECT,	   /* resolved by the legacy direct MMU (tdp_mmu=N) */
-	KVMMMU_MEMSLOT_LOOKUPS,	   /* kvm_vcpu_gfn_to_memslot calls inside a fault */
-	KVMMMU_MEMSLOT_OTHER,	   /* kvm_vcpu_gfn_to_memslot calls outside faults */
+	KVMMMU_MEMSLOT_LOOKUPS,	   /* kvm_vcpu_gfn_to_memslot calls of counted faults, up to
+				      their handler's return */
+	KVMMMU_MEMSLOT_OTHER,	   /* the other calls: MMIO emulation, ioctls, ... */
 	KVMMMU_GUEST_WALKS,	   /* kvm_mmu_pagetable_walk */
 	KVMMMU_WALKER_ERRORS,	   /* kvm_mmu_walker_error: #PF for the guest */
 	KVMMMU_SPTE_REQUESTED,	   /* kvm_mmu_spte_requested */
@@ -98,6 +99,9 @@ struct kvmmmu_fault_state {
 	__u32 in_handler;    /* inside a page-fault handler (function probes) */
 	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
 	__u32 closed_path;   /* kvm_mmu_page_fault_done mode: the model's path + 1 (0: none yet) */
+	__u32 pre_lookups;   /* memslot lookups in kvm_mmu_page_fault before a handler: the
+				fault's if one follows, else an MMIO exit's emulation */
+	__u64 pre_lookup_ns; /* ... the last one's duration, if timed */
 	__u32 prefetch;	     /* the request is a prefetch "fault" (async-PF completion,
 				KVM_PRE_FAULT_MEMORY): not taken, only its fix counts */
 };

@@ -18,7 +18,8 @@ static const char usage[] =
 	"\n"
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
-	"                   [--duration SECS] [--thp] [--reclaim MS] [--thread-names STYLE]\n"
+	"                   [--duration SECS] [--thp] [--reclaim MS] [--mmio N]\n"
+	"                   [--thread-names STYLE]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
 	"                   [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h]\n"
@@ -57,6 +58,9 @@ static const char usage[] =
 	"                         (MADV_DONTNEED), as host reclaim or a balloon does:\n"
 	"                         MMU-notifier zaps take mmu_lock for write while the\n"
 	"                         vCPUs fault, and racing faults are retried\n"
+	"      --mmio N           after each pass, N reads of a guest-physical page no\n"
+	"                         memslot backs: KVM emulates each and exits with\n"
+	"                         KVM_EXIT_MMIO, as a device's registers do (long mode)\n"
 	"      --name NAME        the VM's name, given the way QEMU's -name gives it:\n"
 	"                         tools read it from the command line (kvmmmu-hist -p NAME)\n"
 	"      --no-stats-fds     keep no KVM binary stats fd open, as QEMU does between\n"
@@ -100,6 +104,7 @@ enum {
 	OPT_CSV,
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
+	OPT_MMIO,
 	OPT_VERSION,
 };
 
@@ -112,6 +117,7 @@ static const struct option long_opts[] = {
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
+	{"mmio", required_argument, NULL, OPT_MMIO},
 	{"name", required_argument, NULL, OPT_NAME},
 	{"no-stats-fds", no_argument, NULL, OPT_NO_STATS_FDS},
 	{"dirty-log-on-signal", no_argument, NULL, OPT_DIRTY_LOG_ON_SIGNAL},
@@ -244,6 +250,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			if (parse_count("--reclaim", optarg, 1, 60000, &o->reclaim_ms))
 				return -1;
 			break;
+		case OPT_MMIO:
+			if (parse_count("--mmio", optarg, 1, 1000000, &o->mmio_reads))
+				return -1;
+			break;
 		case OPT_SHARED:
 			o->shared = true;
 			break;
@@ -303,6 +313,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	if (o->passes_after && !o->dirty_iters) {
 		elog("--passes-after: needs --dirty-log (passes after dirty logging is turned "
 		     "off)");
+		return -1;
+	}
+	if (o->mmio_reads && o->mode != GUEST_LONG) {
+		elog("--mmio: long mode only (--guest-mode long)");
 		return -1;
 	}
 	if (!guest_mode_is_long(o->mode) &&

@@ -464,6 +464,20 @@ if want tdp-mmu; then
 			info "$g/$y/reclaim/$mode: faults $(val $T/$n.csv bpf faults ""), retried $(val $T/$n.csv bpf ret_pf_retry ""), KVM pf_taken - pf_fixed - pf_spurious over vCPU 0: $(( $(val $T/$n-load.csv kvm_stats pf_taken 0) - $(val $T/$n-load.csv kvm_stats pf_fixed 0) - $(val $T/$n-load.csv kvm_stats pf_spurious 0) ))"
 		done
 		if [ $y = Y ]; then
+			# MMIO: each read is an exit KVM emulates, reading guest memory
+			# through memslot lookups; those are no fault's, and lookups per
+			# fault stay what the plain run has (an MMIO page's first fault,
+			# which creates its MMIO SPTE, is a fault like any other)
+			n=tdp_mmu-Y-mmio
+			traced $g/Y/mmio $n --probe-mode fentry -- --mmio 200
+			agree $g/Y/mmio $T/$n.csv $T/$n-load.csv
+			ly=$(val $T/tdp_mmu-Y.csv bpf memslot_lookups "") fy=$(val $T/tdp_mmu-Y.csv bpf faults "")
+			lm=$(val $T/$n.csv bpf memslot_lookups "") fm=$(val $T/$n.csv bpf faults "")
+			om=$(val $T/$n.csv bpf memslot_lookups_outside_faults "")
+			check $g/Y/mmio/lookups-per-fault-unchanged "plain: $ly/$fy, with 400 MMIO reads: $lm/$fm (other lookups $om)" \
+				eval 'gt0 "$fy" && gt0 "$fm" && gt0 "$lm" && [ $((lm * fy * 100)) -le $((ly * fm * 105)) ]'
+			check $g/Y/mmio/emulation-lookups-are-other "memslot_lookups_outside_faults=$om for 400 emulated reads" \
+				eval 'gt0 "$om" && [ "$om" -ge 400 ]'
 			# every VM shown, while another process zaps a VM's SPTEs: soft-dirty
 			# clear_refs write-protects the VMM's memory, and the MMU notifier
 			# zaps in the writer's context. The writer (a shell) is no VM.
