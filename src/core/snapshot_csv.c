@@ -181,7 +181,7 @@ static int thread_tid(const char *comm)
 	return 0;
 }
 
-int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap)
+int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *why, size_t why_len)
 {
 	struct loader l = {.snap = snap};
 	int err = 0;
@@ -199,6 +199,15 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap)
 		if (strcmp(r->source, "bpf"))
 			continue; /* kvm_stats and load rows: the compare command reads them itself
 				   */
+		if (r->kind != CSV_U64) {
+			snprintf(why, why_len,
+				 "line %ld: %s is a count, not %g (a non-negative integer, as "
+				 "kvmmmu "
+				 "writes it)",
+				 r->line, r->metric, r->value);
+			err = -EINVAL;
+			break;
+		}
 		if (r->pid == 0) {
 			set_health(snap, r);
 			continue;

@@ -162,6 +162,30 @@ bad empty-name 1 "=$TMP/a1.csv" "$TMP/b1.csv"
 bad one-side 2 "$TMP/a1.csv"
 bad bad-alpha 2 --alpha 2 "$TMP/a1.csv" "$TMP/b1.csv"
 bad plot-extension 1 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
+# a count kvmmmu never writes (what pandas or a hand edit makes of one): refused,
+# with its line, not read as a number (4103.0 was once 94 T faults)
+for v in 4103.0 -5 0x10 5.5 1e3 +16; do
+	printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,%s,vm1\n' \
+		"$v" >"$TMP/count.csv"
+	bad "count-$v" 1 "$TMP/count.csv" "$TMP/a1.csv"
+	check "diff/count-$v-says-line" "$(cat "$TMP/bad.err")" \
+		grep -q "count.csv: line 3: faults is a count" "$TMP/bad.err"
+done
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qe\0mu,,bpf,faults,,7,vm1\n' \
+	>"$TMP/nul.csv"
+bad nul-byte 1 "$TMP/nul.csv" "$TMP/a1.csv"
+bad directory 1 "$TMP" "$TMP/a1.csv"
+check diff/directory-says-so "$(cat "$TMP/bad.err")" grep -q 'Is a directory' "$TMP/bad.err"
+# endless input is refused at once, not read until memory runs out: /dev/zero
+# (a NUL byte), and a line that never ends
+timeout 20 "$DIFF" /dev/zero "$TMP/a1.csv" >"$TMP/zero.out" 2>&1
+rc=$?
+check diff/dev-zero-refused "exit $rc: $(head -c 200 "$TMP/zero.out")" \
+	eval 'test $rc = 1 && grep -q "line 1: a NUL byte" "$TMP/zero.out"'
+timeout 20 "$DIFF" <(yes | tr -d '\n') "$TMP/a1.csv" >"$TMP/endless.out" 2>&1
+rc=$?
+check diff/endless-line-refused "exit $rc: $(head -c 200 "$TMP/endless.out")" \
+	eval 'test $rc = 1 && grep -q "line 1: longer than 65536 bytes" "$TMP/endless.out"'
 "$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1 | grep -q 'line [0-9]*: expected 9 fields' &&
 	pass diff/truncated-row-line-number || fail diff/truncated-row-line-number "$("$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1)"
 
