@@ -6,6 +6,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cli.h"
 #include "derive.h"
 #include "plot.h"
+#include "vm_name.h"
 #include "log.h"
 #include "parse.h"
 #include "stats.h"
@@ -97,9 +99,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error("--format '%s': expected text or csv", arg);
 		env->csv = !strcmp(arg, "csv");
 		break;
-	case 'P':
+	case 'P': {
+		char why[PATH_MAX + 64];
+
+		if (!diff_plot_path_ok(arg, why, sizeof(why)))
+			usage_error("--plot '%s': %s", arg, why);
 		env->plot = arg;
 		break;
+	}
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
@@ -325,6 +332,7 @@ int main(int argc, char **argv)
 	struct diff_env env = {.alpha = 0.05};
 	struct row *rows = NULL;
 	size_t n_rows = 0, cap = 0, tested = 0;
+	bool matched = false; /* --filter matched some figure of A's */
 	double logsum = 0;
 	size_t geo_n = 0;
 	int err = 0;
@@ -350,6 +358,7 @@ int main(int argc, char **argv)
 
 			if (env.filter && regexec(&env.re, s->metric, 0, NULL, 0))
 				continue;
+			matched = true;
 			for (size_t j = 0; j < n_rows && !have; j++)
 				have = rows[j].key->vcpu == s->vcpu &&
 				       !strcmp(rows[j].key->metric, s->metric) &&
@@ -382,6 +391,11 @@ int main(int argc, char **argv)
 			if (rows[n_rows].nb)
 				n_rows++;
 		}
+	}
+	if (!n_rows && env.filter && !matched) {
+		elog("no figure matches --filter '%s'", env.filter);
+		err = 1;
+		goto out;
 	}
 	if (!n_rows) {
 		elog("%s and %s have no figure in common (VM names, vCPUs and metrics differ)",
@@ -464,13 +478,18 @@ int main(int argc, char **argv)
 				continue;
 			}
 			if (!vm || strcmp(vm, r->key->vm) || vcpu != r->key->vcpu) {
+				/* a name is the VMM's to choose: no escape sequence reaches the
+				 * terminal */
+				char *shown = vm_name_escape(r->key->vm);
+
 				vm = r->key->vm;
 				vcpu = r->key->vcpu;
 				if (vcpu < 0)
-					printf("\nVM %s\n  %-32s %15s %15s  %8s\n", vm, "", a.name,
-					       b.name, "delta");
+					printf("\nVM %s\n  %-32s %15s %15s  %8s\n", shown ?: "?",
+					       "", a.name, b.name, "delta");
 				else
-					printf("\nVM %s vCPU %d\n", vm, vcpu);
+					printf("\nVM %s vCPU %d\n", shown ?: "?", vcpu);
+				free(shown);
 			}
 			printf("  %-32s %9s ±%3.0f%% %9s ±%3.0f%%  ", r->key->metric,
 			       human(x, sizeof(x), r->ma), stats_spread_pct(r->a, r->na),
@@ -503,12 +522,14 @@ int main(int argc, char **argv)
 				continue;
 			side_pool(&a, r->key, &ha);
 			side_pool(&b, r->key, &hb);
-			char who[96];
+			char who[96], *shown = vm_name_escape(r->key->vm);
 
 			if (r->key->vcpu >= 0)
-				snprintf(who, sizeof(who), "%s vCPU %d", r->key->vm, r->key->vcpu);
+				snprintf(who, sizeof(who), "%s vCPU %d", shown ?: "?",
+					 r->key->vcpu);
 			else
-				snprintf(who, sizeof(who), "%s", r->key->vm);
+				snprintf(who, sizeof(who), "%s", shown ?: "?");
+			free(shown);
 			printf("  %s %.*s: %s shifted by %.2f doublings from %s (Wasserstein-1 on "
 			       "log2 ns)\n",
 			       who, (int)(len - 5), r->key->metric, b.name,

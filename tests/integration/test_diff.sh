@@ -161,7 +161,24 @@ bad same-side-twice 2 "$TMP/a1.csv" "$TMP/a1.csv"
 bad empty-name 1 "=$TMP/a1.csv" "$TMP/b1.csv"
 bad one-side 2 "$TMP/a1.csv"
 bad bad-alpha 2 --alpha 2 "$TMP/a1.csv" "$TMP/b1.csv"
-bad plot-extension 1 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
+# --plot is checked before anything is read (exit 2); gnuplot's own failure is one line
+bad plot-extension 2 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
+bad plot-missing-folder 2 --plot /nonexistent/dir/x.png "$TMP/a1.csv" "$TMP/b1.csv"
+if command -v gnuplot >/dev/null; then
+	mkdir -p "$TMP/folder.png"
+	bad plot-gnuplot-fails 1 --plot "$TMP/folder.png" "$TMP/a1.csv" "$TMP/b1.csv"
+fi
+# a VM name is the VMM's to choose: escape codes and newlines reach no terminal
+for side in ea eb; do
+	printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,%s,"ev\033[31mil\nvm"\n' \
+		"$([ $side = ea ] && echo 10 || echo 20)" >"$TMP/$side.csv"
+done
+"$DIFF" "$TMP/ea.csv" "$TMP/eb.csv" >"$TMP/escape.out" 2>&1
+check diff/vm-name-escaped "$(grep '^VM' "$TMP/escape.out" | od -c | head -3 | tr -s ' ')" \
+	eval '! grep -q "$(printf "\033")" "$TMP/escape.out" && grep -q "^VM ev\\\\x1b\[31mil\\\\x0avm$" "$TMP/escape.out"'
+bad filter-matches-nothing 1 --filter zzz "$TMP/a1.csv" "$TMP/b1.csv"
+check diff/filter-matches-nothing-says-so "$(cat "$TMP/bad.err")" \
+	grep -q "no figure matches --filter 'zzz'" "$TMP/bad.err"
 # a count kvmmmu never writes (what pandas or a hand edit makes of one): refused,
 # with its line, not read as a number (4103.0 was once 94 T faults)
 for v in 4103.0 -5 0x10 5.5 1e3 +16; do
