@@ -243,6 +243,25 @@ static void warn_workloads(FILE *f, const struct side *a, const struct side *b)
 			first[1][0] ? first[1] : "?");
 }
 
+/* Runs a side a row needs to be tested: 4 and 4 give p >= 0.029, 3 and 3 never below 0.1. */
+#define MIN_TESTED_RUNS 4
+
+/* A side's spread in %: infinite from one run (nothing to measure it by). */
+static double spread(const double *x, size_t n)
+{
+	return n < 2 ? INFINITY : stats_spread_pct(x, n);
+}
+
+/* The same for the text report: "± 3%", or "±  ∞" from one run, as benchstat shows it. */
+static const char *spread_text(char *buf, size_t len, const double *x, size_t n)
+{
+	if (n < 2)
+		snprintf(buf, len, "±   ∞");
+	else
+		snprintf(buf, len, "±%3.0f%%", stats_spread_pct(x, n));
+	return buf;
+}
+
 /* A side's metadata, and warnings where the sides differ in ways nobody intends. */
 static void print_header(FILE *f, const struct side *a, const struct side *b, size_t n_rows,
 			 size_t tested, const struct diff_env *env)
@@ -262,7 +281,7 @@ static void print_header(FILE *f, const struct side *a, const struct side *b, si
 		fprintf(f, "warning: the sides come from different commands (%s, %s)\n",
 			meta(&a->runs[0], "tool"), meta(&b->runs[0], "tool"));
 	warn_workloads(f, a, b);
-	if (a->n < 4 || b->n < 4)
+	if (a->n < MIN_TESTED_RUNS || b->n < MIN_TESTED_RUNS)
 		fprintf(f,
 			"%zu rows; with %zu and %zu runs only deltas are shown: significance needs "
 			"at least 4 runs a side\n",
@@ -409,7 +428,8 @@ int main(int argc, char **argv)
 
 		r->ma = stats_median(r->a, r->na);
 		r->mb = stats_median(r->b, r->nb);
-		r->tested = r->na >= 2 && r->nb >= 2;
+		/* as the header says: fewer runs cannot reach alpha 0.05 (3 and 3: p >= 0.1) */
+		r->tested = r->na >= MIN_TESTED_RUNS && r->nb >= MIN_TESTED_RUNS;
 		r->p = r->tested ? stats_mann_whitney_p(r->a, r->na, r->b, r->nb) : 1;
 		tested += r->tested;
 		if (q >= 0 && r->key->hist) {
@@ -451,7 +471,7 @@ int main(int argc, char **argv)
 			double delta = r->ma ? 100 * (r->mb - r->ma) / fabs(r->ma)
 					     : (r->mb ? INFINITY : 0);
 			bool significant = r->tested && r->p < env.alpha;
-			char x[32], y[32];
+			char x[32], y[32], sa[16], sb[16];
 
 			/*
 			 * The geomean is of one unit, time: every latency figure
@@ -471,10 +491,14 @@ int main(int argc, char **argv)
 				csv_write_field(stdout, r->key->vm);
 				printf(",%s,", vc);
 				csv_write_field(stdout, r->key->metric);
-				printf(",%.17g,%.3g,%zu,%.17g,%.3g,%zu,%.6g,%.4g,%d\n", r->ma,
-				       stats_spread_pct(r->a, r->na), r->na, r->mb,
-				       stats_spread_pct(r->b, r->nb), r->nb, delta, r->p,
-				       significant);
+				/* no spread from one run (inf), no p-value where no test ran
+				 * (empty) */
+				printf(",%.17g,%.3g,%zu,%.17g,%.3g,%zu,%.6g,", r->ma,
+				       spread(r->a, r->na), r->na, r->mb, spread(r->b, r->nb),
+				       r->nb, delta);
+				if (r->tested)
+					printf("%.4g", r->p);
+				printf(",%d\n", significant);
 				continue;
 			}
 			if (!vm || strcmp(vm, r->key->vm) || vcpu != r->key->vcpu) {
@@ -491,9 +515,10 @@ int main(int argc, char **argv)
 					printf("\nVM %s vCPU %d\n", shown ?: "?", vcpu);
 				free(shown);
 			}
-			printf("  %-32s %9s ±%3.0f%% %9s ±%3.0f%%  ", r->key->metric,
-			       human(x, sizeof(x), r->ma), stats_spread_pct(r->a, r->na),
-			       human(y, sizeof(y), r->mb), stats_spread_pct(r->b, r->nb));
+			printf("  %-32s %9s %s %9s %s  ", r->key->metric,
+			       human(x, sizeof(x), r->ma), spread_text(sa, sizeof(sa), r->a, r->na),
+			       human(y, sizeof(y), r->mb),
+			       spread_text(sb, sizeof(sb), r->b, r->nb));
 			if (!r->tested)
 				printf("%+8.1f%%", delta);
 			else if (significant)

@@ -228,6 +228,25 @@ check diff/geomean-of-latency-only "$(grep geomean "$TMP/geo.out")" \
 check diff/header-counts-tested-rows "$(grep 'rows tested' "$TMP/geo.out")" \
 	grep -q '^6 rows tested' "$TMP/geo.out"
 
+# what the header promises holds row by row: no p-value below the smallest 4
+# and 4 runs can give (ties: the approximation went to 0.013), none at all
+# with 3 and 3 ("only deltas"), no spread from one run (benchstat's ±∞), and
+# no p in CSV where no test ran
+for i in 1 2 3 4; do synth "$TMP/ta$i.csv" 100; synth "$TMP/tb$i.csv" 200; done
+"$DIFF" "A=$TMP/ta1.csv,$TMP/ta2.csv,$TMP/ta3.csv,$TMP/ta4.csv" \
+	"B=$TMP/tb1.csv,$TMP/tb2.csv,$TMP/tb3.csv,$TMP/tb4.csv" >"$TMP/ties.out" 2>&1
+check diff/ties-p-not-below-exact-minimum "$(grep -o 'p=[0-9.]*' "$TMP/ties.out" | sort -u | tr '\n' ' ')" \
+	eval 'grep -q "p=" "$TMP/ties.out" && ! grep -o "p=[0-9.]*" "$TMP/ties.out" | awk -F= "\$2 < 0.0285 { bad = 1 } END { exit !bad }"'
+"$DIFF" "A=$TMP/ta1.csv,$TMP/ta2.csv,$TMP/ta3.csv" "B=$TMP/tb1.csv,$TMP/tb2.csv,$TMP/tb3.csv" \
+	>"$TMP/three.out" 2>&1
+check diff/three-runs-no-p "$(grep 'p=' "$TMP/three.out" | head -2)" \
+	eval 'grep -q "only deltas are shown" "$TMP/three.out" && ! grep -q "p=" "$TMP/three.out"'
+"$DIFF" "$TMP/ta1.csv" "$TMP/tb1.csv" >"$TMP/one.out" 2>&1
+check diff/one-run-spread-infinite "$(grep '  faults ' "$TMP/one.out")" grep -q '^  faults .*±   ∞' "$TMP/one.out"
+"$DIFF" --format csv "$TMP/ta1.csv" "$TMP/tb1.csv" >"$TMP/one.csv" 2>&1
+check diff/csv-no-p-untested "$(grep ',faults,' "$TMP/one.csv")" \
+	awk -F, '$3 == "faults" { f = 1; if ($(NF - 1) != "" || $5 != "inf") bad = 1 } END { exit !(f && !bad) }' "$TMP/one.csv"
+
 # the statistics against an independent implementation: scipy, as a test
 # oracle only (Debian's python3-scipy; /usr/bin/python3, whatever else is first on PATH):
 # U and Holm on generated runs, percentiles and Wasserstein on the real ones above
