@@ -98,7 +98,8 @@ static void find_non_vmms(struct session *s, const int *pids, size_t n)
 	if (s->opts.n_specs || s->opts.command)
 		return;
 	for (size_t i = 0; i < n; i++) {
-		if (proc_is_vmm("/proc", pids[i]) || kill(pids[i], 0)) {
+		/* only a look at its fds that found none says so (not one we may not take) */
+		if (proc_has_vm("/proc", pids[i])) {
 			intset_remove(&s->not_vmms, pids[i]); /* a pid reused by a VMM */
 			continue;
 		}

@@ -191,10 +191,16 @@ wait $vmm 2>/dev/null
 check hist/name-escaped "$(grep '^VM pid' "$TMP/h12.out" | head -1)" \
 	grep -q '^VM pid [0-9]* (db,x "1" \\xff)$' "$TMP/h12.out"
 # a VM that starts later, found by its name
-"$HIST" -p 'mail-[0-9]' --wait >"$TMP/h13.out" 2>&1 &
+# (the VM lives until the tracer has reported it: a VM gone before its name
+# was read cannot be matched by it, and a loaded host can take that long)
+"$HIST" -p 'mail-[0-9]' --wait --csv "$TMP/h13.csv" 1 >"$TMP/h13.out" 2>&1 &
 hp=$!
 wait_tracing "$TMP/h13.out"
-"$LOAD" --name mail-7 --vcpus 1 --mem 8M >/dev/null 2>&1
+"$LOAD" --name mail-7 --vcpus 1 --mem 8M --duration 3600 >/dev/null 2>&1 &
+late=$!
+wait_for_row "$TMP/h13.csv" faults $late
+kill $late
+wait $late 2>/dev/null
 kill -INT $hp
 wait $hp
 check hist/name-late-vm "$(grep '^VM pid' "$TMP/h13.out" | head -1)" grep -q '^VM pid [0-9]* (mail-7)$' "$TMP/h13.out"
