@@ -191,6 +191,11 @@ done
 printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qe\0mu,,bpf,faults,,7,vm1\n' \
 	>"$TMP/nul.csv"
 bad nul-byte 1 "$TMP/nul.csv" "$TMP/a1.csv"
+# cumulative buckets that drop: no histogram kvmmmu writes (p50 once read 0.02 ns)
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,9,vm1\n1.0,100,qemu,,bpf,fault_ns,2047,9,vm1\n1.0,100,qemu,,bpf,fault_ns,4095,3,vm1\n1.0,100,qemu,,bpf,fault_ns,+Inf,9,vm1\n1.0,100,qemu,,bpf,fault_ns_count,,9,vm1\n' \
+	>"$TMP/drop.csv"
+bad buckets-drop 1 "$TMP/drop.csv" "$TMP/a1.csv"
+check diff/buckets-drop-says-line "$(cat "$TMP/bad.err")" grep -q 'line 5: fault_ns le 4095 is below' "$TMP/bad.err"
 bad directory 1 "$TMP" "$TMP/a1.csv"
 check diff/directory-says-so "$(cat "$TMP/bad.err")" grep -q 'Is a directory' "$TMP/bad.err"
 # endless input is refused at once, not read until memory runs out: /dev/zero

@@ -9,7 +9,7 @@
 # GROUP/CHECK[: reason]"; files as FILE-BEGIN/F/FILE-END lines.
 # Groups (kvmmmu_checks selects them, comma-separated shell patterns):
 #   modprobe (always), check, ret-pf, hist-fentry, hist-kprobe,
-#   hist-tracepoint, dirty-log, hist-all, tdp-mmu, tdp-ab, qemu, shadow
+#   hist-tracepoint, dirty-log, hist-all, tdp-mmu, non-vmm, tdp-ab, qemu, shadow
 set -f # kvmmmu_checks holds patterns, not file names
 M=@@KVMMMU@@
 T=/tmp
@@ -478,27 +478,6 @@ if want tdp-mmu; then
 				eval 'gt0 "$fy" && gt0 "$fm" && gt0 "$lm" && [ $((lm * fy * 100)) -le $((ly * fm * 105)) ]'
 			check $g/Y/mmio/emulation-lookups-are-other "memslot_lookups_outside_faults=$om for 400 emulated reads" \
 				eval 'gt0 "$om" && [ "$om" -ge 400 ]'
-			# every VM shown, while another process zaps a VM's SPTEs: soft-dirty
-			# clear_refs write-protects the VMM's memory, and the MMU notifier
-			# zaps in the writer's context. The writer (a shell) is no VM.
-			n=clear-refs
-			kvmmmu-load --vcpus 1 --mem 16M --duration 60 >/dev/null 2>&1 &
-			lp=$!
-			kvmmmu-hist -v --per-vcpu -d 8 --csv $T/$n.csv >$T/$n.out 2>&1 &
-			hp=$!
-			wait_for $T/$n.out '^Tracing'
-			sh -c "echo 4 >/proc/$lp/clear_refs; sleep 1; echo 4 >/proc/$lp/clear_refs" &
-			cp=$!
-			wait $cp
-			wait $hp
-			kill $lp
-			wait $lp 2>/dev/null
-			emit $T/$n.out
-			shown=$(awk -F, '!/^#/ && $5 == "bpf" && $2 != 0 { print $2 }' $T/$n.csv | sort -u | tr '\n' ' ')
-			check $g/Y/clear-refs-writer-seen "the writer, pid $cp, took no MMU event (-v note): $(grep -c 'no VM open' $T/$n.out) notes" \
-				grep -q "note: pid $cp .* has no VM open" $T/$n.out
-			check $g/Y/clear-refs-only-the-vm-shown "VMs shown: $shown; the VM is $lp, the writer $cp" \
-				test "$shown" = "$lp "
 		fi
 		if [ $y = N ]; then
 			# a kernel where direct_page_fault cannot be probed (inlined):
@@ -551,6 +530,38 @@ if want tdp-mmu; then
 			eval 'gt0 "$ry" && is0 "$wy"'
 		info "vCPU $v mmu_lock waits in faults: tdp_mmu=Y read $ry write $wy; tdp_mmu=N read $rn write $wn"
 	done
+fi
+
+# ---- non-vmm: every VM shown while another process zaps a VM's SPTEs:
+# soft-dirty clear_refs write-protects the VMM's memory, and the MMU notifier
+# zaps in the writer's context (the TDP MMU traces each SPTE change there).
+# The writer (a shell) is no VM; the VM refaults and is shown.
+if want non-vmm; then
+	g=non-vmm
+	n=clear-refs
+	kvmmmu-load --vcpus 1 --mem 16M --duration 120 --csv $T/$n-load.csv >$T/$n-load.out 2>&1 &
+	lp=$!
+	# its memory is mapped before the tracer starts: what follows is the zaps'
+	wait_for $T/$n-load.out '^Populate memory faults'
+	kvmmmu-hist -v --per-vcpu -d 10 --csv $T/$n.csv >$T/$n.out 2>&1 &
+	hp=$!
+	wait_for $T/$n.out '^Tracing'
+	sh -c "echo 4 >/proc/$lp/clear_refs; sleep 1; echo 4 >/proc/$lp/clear_refs" &
+	cp=$!
+	wait $cp
+	wait $hp
+	kill -INT $lp
+	wait $lp 2>/dev/null
+	emit $T/$n.out
+	emit $T/$n.csv
+	emit $T/$n-load.out
+	shown=$(awk -F, '!/^#/ && $5 == "bpf" && $2 != 0 { print $2 }' $T/$n.csv | sort -u | tr '\n' ' ')
+	check $g/writer-named "the writer, pid $cp, as no VM (-v): $(grep -c 'no VM open' $T/$n.out) notes" \
+		grep -q "note: pid $cp .* has no VM open" $T/$n.out
+	check $g/only-the-vm-shown "VMs shown: $shown; the VM is $lp, the writer $cp" \
+		test "$shown" = "$lp "
+	f=$(val $T/$n.csv bpf faults "")
+	check $g/vm-refaults "faults after the zaps: $f" gt0 "$f"
 fi
 
 # ---- tdp-ab: scripts/tdp-ab.sh, N against Y interleaved (kvm reloaded each run),
