@@ -539,7 +539,7 @@ fi
 if want non-vmm; then
 	g=non-vmm
 	n=clear-refs
-	kvmmmu-load --vcpus 1 --mem 16M --duration 120 --csv $T/$n-load.csv >$T/$n-load.out 2>&1 &
+	kvmmmu-load --vcpus 1 --mem 16M --duration 3600 --csv $T/$n-load.csv >$T/$n-load.out 2>&1 &
 	lp=$!
 	# its memory is mapped before the tracer starts: what follows is the zaps'
 	wait_for $T/$n-load.out '^Populate memory faults'
