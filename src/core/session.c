@@ -349,6 +349,7 @@ static void stop_command(struct session *s)
 
 	if (s->child <= 0)
 		return;
+	s->child_stopped = true;
 	kill(s->child, SIGTERM);
 	for (int i = 0; i < CHILD_TERM_SECS * 100; i++) {
 		if (waitpid(s->child, &s->child_status, WNOHANG) == s->child)

@@ -52,6 +52,7 @@ struct session {
 	pid_t child; /* the command; 0 once reaped */
 	pid_t parent;
 	int child_status;
+	bool child_stopped;   /* we ended it (Ctrl-C, -d): its status is ours, not its own */
 	int release_fd;	      /* the command execs once we write to it */
 	struct vm_stats *kvm; /* KVM's counters per VM seen: exited ones frozen, without fds */
 	size_t n_kvm, cap_kvm;

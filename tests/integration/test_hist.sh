@@ -310,6 +310,16 @@ bad empty-name 2 -p ''
 bad not-a-vm 1 -p 1
 bad missing-command 1 -- /nonexistent/cmd
 bad full-csv 1 --csv /dev/full -d 1
+# the command's own status, as time(1) and perf record give it; one stopped by -d is ours: 0
+"$HIST" -- sh -c 'exit 7' >/dev/null 2>&1
+rc=$?
+check hist/command-status "exit $rc, want 7" test $rc = 7
+"$HIST" -- sh -c 'kill -9 $$' >/dev/null 2>&1
+rc=$?
+check hist/command-killed-status "exit $rc, want 137 (128 + SIGKILL)" test $rc = 137
+"$HIST" -d 1 -- sleep 600 >/dev/null 2>&1
+rc=$?
+check hist/command-stopped-by-duration "exit $rc, want 0" test $rc = 0
 bad huge-duration 2 -d 1e300
 bad tiny-interval 2 0.00001
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
