@@ -118,12 +118,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env->sample_every = (unsigned int)v;
 		break;
 	case 'm':
-		env->unit_ns = 1e6;
-		env->unit = "msecs";
-		break;
 	case 'u':
-		env->unit_ns = 1e3;
-		env->unit = "usecs";
+		/* one unit: the last of two would win silently */
+		if (env->unit_ns != 1 && env->unit_ns != (key == 'm' ? 1e6 : 1e3))
+			usage_error(state,
+				    "-m and -u: give one unit (milliseconds or microseconds)");
+		env->unit_ns = key == 'm' ? 1e6 : 1e3;
+		env->unit = key == 'm' ? "msecs" : "usecs";
 		break;
 	case 'T':
 		env->timestamp = true;
@@ -160,8 +161,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env->verbose = true;
 		break;
-	case 'h':
-		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+	case 'h': /* asked for: stdout, as --help */
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {

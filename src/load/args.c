@@ -22,7 +22,7 @@ static const char usage[] =
 	"                   [--thread-names STYLE]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
 	"                   [--csv FILE|-]\n"
-	"                   [--label TEXT] [-v] [-h]\n"
+	"                   [--label TEXT] [-v] [-h] [-V] [--usage]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
 	"write passes, then ITERS passes with dirty logging on, each followed by\n"
@@ -76,7 +76,8 @@ static const char usage[] =
 	"      --label TEXT       label recorded in the CSV metadata\n"
 	"  -v, --verbose          print setup details\n"
 	"  -h, --help             show this help\n"
-	"      --version          print the version\n"
+	"      --usage            show the synopsis alone\n"
+	"  -V, --version          print the version\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    kvmmmu-load                          # 1 vCPU populates 64 MiB\n"
@@ -106,6 +107,7 @@ enum {
 	OPT_THREAD_NAMES,
 	OPT_MMIO,
 	OPT_VERSION,
+	OPT_USAGE,
 };
 
 static const struct option long_opts[] = {
@@ -129,6 +131,7 @@ static const struct option long_opts[] = {
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"usage", no_argument, NULL, OPT_USAGE},
 	{},
 };
 
@@ -208,7 +211,7 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	o->passes = 1;
 
 	opterr = 0; /* our own single-line messages */
-	while ((opt = getopt_long(argc, argv, ":vh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vhV", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_VCPUS:
 			if (parse_count("--vcpus", optarg, 1, LOAD_MAX_VCPUS, &o->vcpus))
@@ -294,9 +297,17 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
+		case 'V': /* -V and --usage, as the other commands (argp) have them */
 		case OPT_VERSION:
 			printf("kvmmmu-load %s\n", KVMMMU_VERSION);
 			return 1;
+		case OPT_USAGE: {
+			/* the synopsis alone: the USAGE paragraph of --help */
+			const char *from = strstr(usage, "USAGE: "), *to = strstr(from, "\n\n");
+
+			printf("%.*s\n", (int)(to - from), from);
+			return 1;
+		}
 		default:
 			report_bad_option(opt, argv);
 			return -1;

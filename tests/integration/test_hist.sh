@@ -304,6 +304,10 @@ bad unwritable-csv 1 --csv /nonexistent/dir/x.csv -d 1
 bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
 bad bad-vcpu 2 --vcpu x
 bad sample-zero 2 --sample 0
+bad both-units 2 -m -u
+"$HIST" -h >"$TMP/h-help.out" 2>"$TMP/h-help.err"
+check hist/short-help-on-stdout "stdout $(wc -l <"$TMP/h-help.out") lines, stderr $(wc -l <"$TMP/h-help.err")" \
+	eval 'grep -q "^Usage: kvmmmu-hist" "$TMP/h-help.out" && [ ! -s "$TMP/h-help.err" ]'
 bad sample-text 2 --sample often
 bad nothing-after-dashes 2 --
 bad empty-name 2 -p ''

@@ -185,6 +185,12 @@ bad passes-after-without-dirty-log 2 --passes-after 1
 bad passes-after-zero 2 --dirty-log 1 --passes-after 0
 bad dirty-log-on-signal-without-dirty-log 2 --dirty-log-on-signal
 bad mmio-zero 2 --mmio 0
+# -V and --usage, as the argp commands have them
+v=$("$LOAD" -V 2>&1)
+check load/short-version "$v" eval 'echo "$v" | grep -q "^kvmmmu-load [0-9]"'
+u=$("$LOAD" --usage 2>&1)
+check load/usage-synopsis "$(echo "$u" | head -2)" \
+	eval 'echo "$u" | head -1 | grep -q "^USAGE: kvmmmu-load" && ! echo "$u" | grep -q "^OPTIONS:"'
 bad mmio-not-long-mode 2 --mmio 5 --guest-mode pae
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
