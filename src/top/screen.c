@@ -349,7 +349,8 @@ static void draw_absent(const struct top_table *tb, int y)
 			c + 1 < N_TOP_COLS && !tb->have[c + 1] && tb->why[c + 1] == tb->why[c];
 		const char *sep = " ";
 
-		if (tb->have[c])
+		/* shown, or not known yet (before the first reading: no reason to give) */
+		if (tb->have[c] || !tb->why[c])
 			continue;
 		/* columns that are absent for one reason share it: "P50 P99 MAX (why)" */
 		if (!c || tb->have[c - 1] || tb->why[c - 1] != tb->why[c])
@@ -396,7 +397,9 @@ void screen_draw(struct top *t)
 	put(y++, 0, "%s  %s  sort: %s%s  refresh %.1f s  latency: %s%s", view,
 	    t->since_start ? "counts since start" : "per second", top_sort_name(t->sort),
 	    t->invert ? " (inverted)" : "", t->delay,
-	    tb->latency ? tb->latency : "none here (kvmmmu-check says why)",
+	    tb->latency	   ? tb->latency
+	    : t->have_prev ? "none here (kvmmmu-check says why)"
+			   : "(first reading pending)",
 	    t->facts.sample_every > 1 ? ", sampled" : "");
 	if (t->bpf_stats)
 		snprintf(cost, sizeof(cost), "kvmmmu BPF %.2f ms/s (%.2f%% of a CPU)",

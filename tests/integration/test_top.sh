@@ -181,6 +181,16 @@ screen_until() {
 "$LOAD" --name top-tui --vcpus 2 --mem 16M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 l1=$!
 wait_vm $l1
+# the first frame, as soon as it is drawn (before any reading when the host
+# is slow to attach): no "(null)" where a column's reason will be
+sh_run "$TOP -p top-tui -d 30; echo FIRST-DONE"
+wait_screen '^kvmmmu-top - '
+first=$(screen)
+check top/screen-first-frame-no-null "$(echo "$first" | grep -n 'null' | head -3)" \
+	eval '! echo "$first" | grep -q "(null)"'
+tmux send-keys -t kvmmmu-top q
+wait_screen '^FIRST-DONE'
+tmux send-keys -t kvmmmu-top clear Enter
 stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 sh_run "stty -a > $TMP/stty.before; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui.rc; stty -a > $TMP/stty.after; echo TOP-DONE"
 check top/screen-vm-row "$(screen | head -8)" wait_screen '^top-tui  '
