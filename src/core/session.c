@@ -371,8 +371,10 @@ static int check_spec(const struct proc_spec *spec)
 	char comm[64];
 
 	if (n <= 0) {
-		elog("no process %s '%s' (use --wait to wait for it)",
-		     spec->pid ? "with PID" : "matches", spec->text);
+		if (spec->pid)
+			elog("no process with PID %d", spec->pid);
+		else
+			elog("no process matches '%s' (use --wait to wait for it)", spec->text);
 		return -ESRCH;
 	}
 	for (int i = 0; i < n; i++)
@@ -411,9 +413,15 @@ static bool command_exists(const char *cmd)
 
 int session_check(const struct session_opts *opts)
 {
-	for (int i = 0; i < opts->n_specs && !opts->wait; i++) {
-		int err = check_spec(&opts->specs[i]);
+	for (int i = 0; i < opts->n_specs; i++) {
+		const struct proc_spec *spec = &opts->specs[i];
+		int err;
 
+		/* waiting, a name may yet appear, and a process may yet open its VM; a PID
+		 * that is no process now never will be one */
+		if (opts->wait && !(spec->pid && kill(spec->pid, 0) && errno == ESRCH))
+			continue;
+		err = check_spec(spec);
 		if (err)
 			return err;
 	}

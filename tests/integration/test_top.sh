@@ -323,4 +323,22 @@ bad sort-key -s bogus
 bad frames-zero -b -n 0
 bad extra-argument extra
 bad empty-name -p ''
+bad empty-name-in-list -p '1,'
+# a PID that is no process never will be one: an error (exit 1), as in kvmmmu-hist
+"$TOP" -b -n 1 -p 999999 >"$TMP/nopid.out" 2>&1
+rc=$?
+check top/missing-pid "exit $rc: $(head -c 200 "$TMP/nopid.out")" \
+	eval 'test $rc = 1 && [ "$(wc -l <"$TMP/nopid.out")" = 1 ] && grep -q "no process with PID 999999" "$TMP/nopid.out"'
+# -p takes a comma list, as top and perf do: both VMs shown
+"$LOAD" --name list-a --vcpus 1 --mem 4M --duration 3600 >/dev/null 2>&1 &
+la=$!
+"$LOAD" --name list-b --vcpus 1 --mem 4M --duration 3600 >/dev/null 2>&1 &
+lb=$!
+wait_vm $la
+wait_vm $lb
+"$TOP" -b -n 2 -d 0.5 -p "$la,list-b" >"$TMP/list.out" 2>&1
+check top/pid-list "$(grep -E '^list-' "$TMP/list.out" | sort -u | tr '\n' ' ')" \
+	eval 'grep -q "^list-a " "$TMP/list.out" && grep -q "^list-b " "$TMP/list.out"'
+kill $la $lb
+wait $la $lb 2>/dev/null
 exit 0
