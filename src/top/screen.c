@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <curses.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "screen.h"
 #include "log.h"
@@ -49,10 +51,9 @@ static void restore(void)
 int screen_open(struct top *t)
 {
 	(void)t;
-	if (!initscr()) {
-		elog("cannot use the terminal (TERM=%s): try -b", getenv("TERM") ?: "");
-		return -1;
-	}
+	/* newterm(), not initscr(): on a terminal ncurses cannot drive, it returns, not exits */
+	if (!isatty(STDOUT_FILENO) || !newterm(NULL, stdout, stdin))
+		return -ENOTTY;
 	open_screen = true;
 	atexit(restore); /* the terminal comes back whatever way we leave */
 	cbreak();

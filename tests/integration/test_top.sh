@@ -299,6 +299,12 @@ tmux resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tmux resize-pane -t k
 sh_run "clear; $TOP -p top-tui -d 0.5"
 check top/screen-too-small "$(screen)" wait_screen 'the terminal is 40x6'
 tmux send-keys -t kvmmmu-top q
+# a terminal ncurses knows nothing of: a note, then batch frames (it exited 1)
+tmux resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 150 -y 30
+sh_run "clear; TERM=no-such-term $TOP -p top-tui -d 0.5 -n 2 2>$TMP/term.err; echo TERM-RC=\$?"
+wait_screen '^TERM-RC='
+check top/unknown-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep TERM-RC), $(cat "$TMP/term.err")" \
+	eval 'screen | grep -q "^TERM-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] && grep -q "batch frames instead" "$TMP/term.err"'
 tmux kill-session -t kvmmmu-top
 kill $l1 2>/dev/null
 wait $l1 2>/dev/null
