@@ -50,7 +50,7 @@ RENDER_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/render/*.c))
 app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 	   $(patsubst src/%.S,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.S))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
-TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(wildcard tests/tools/*.c))
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(filter-out %.bpf.c,$(wildcard tests/tools/*.c)))
 
 .PHONY: all clean install deps test test-all test-pinned test-unit test-integration test-vm test-patches sanitize demo fuzz \
 	bench format check-format
@@ -102,6 +102,13 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h)
 	$(Q)$(CLANG) $(BPFCFLAGS) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
+# the tests' own BPF objects (tests/tools/*.bpf.c)
+$(OUTPUT)/bpf/%.bpf.o: tests/tools/%.bpf.c $(wildcard bpf/*.h include/*.h tests/tools/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CLANG) $(BPFCFLAGS) -Itests/tools $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
+
 $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)mkdir -p $(dir $@)
@@ -119,7 +126,8 @@ $(OUTPUT)/tests/test_web_config: tests/unit/test_web_config.c $(OUTPUT)/obj/expo
 	$(Q)$(CC) $(CPPFLAGS) -Isrc/exporter $(CFLAGS) $^ -lcmocka -lyaml -lcrypt -o $@
 
 # bpfscenarios runs the BPF objects' programs (BPF_PROG_TEST_RUN)
-$(OUTPUT)/tests/tools/bpfscenarios: $(OUTPUT)/skel/mmu_lock.skel.h $(OUTPUT)/skel/faults.skel.h
+$(OUTPUT)/tests/tools/bpfscenarios: $(OUTPUT)/skel/mmu_lock.skel.h $(OUTPUT)/skel/faults.skel.h \
+	$(OUTPUT)/skel/kcell.skel.h $(OUTPUT)/obj/trace/kernel_btf.o
 
 $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 	$(call msg,TEST-CC,$@)

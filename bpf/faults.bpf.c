@@ -39,6 +39,13 @@ const volatile __u32 sample_every = 1;
  * tracepoint passes the vCPU first (6.1+), 1 before; -1 unknown (no filter).
  */
 const volatile int pf_exit_error_code_arg = -1;
+/*
+ * Whether kvm:kvm_page_fault's error code has PFERR_RSVD for an MMIO SPTE's
+ * exit: SVM's NPF and every #PF intercept. VMX with EPT traces its EPT
+ * violations' exit qualification there, whose bit 3 is "readable"; its MMIO
+ * SPTEs exit as EPT misconfigurations, which trace no kvm_page_fault.
+ */
+const volatile bool pf_exit_rsvd_is_mmio = true;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
 /*
@@ -104,13 +111,20 @@ static __always_inline struct kvmmmu_thread_stats *thread(void)
 	return s;
 }
 
+/*
+ * Prefetch "faults" KVM does not count in pf_taken: an async page fault's
+ * completion (kvm_arch_async_page_ready(), which counts its fix in
+ * pf_fixed), and 6.10+'s KVM_PRE_FAULT_MEMORY (which counts nothing).
+ */
+enum { PREFETCH_ASYNC_PF = 1, PREFETCH_PRE_FAULT = 2 };
+
 /* A counted fault's outcome RET, on PATH. */
 static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret,
 				      enum kvmmmu_fault_path path)
 {
-	__u32 slot = (__u32)ret;
+	__u32 slot = ret < 0 ? KVMMMU_RET_PF_ERROR : (__u32)ret;
 
-	if (slot >= KVMMMU_RET_PF_SLOTS) {
+	if (slot >= KVMMMU_RET_PF_ERROR && ret >= 0) {
 		__sync_fetch_and_add(&health.bad_ret, 1);
 		return;
 	}
@@ -122,6 +136,15 @@ static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret,
 	barrier_var(slot);
 	s->ret_pf[slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
 	s->outcomes[path & (KVMMMU_N_FAULT_PATHS - 1)][slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
+}
+
+/* A prefetch's outcome RET: in ret_pf[] (KVM's pf_fixed), in no path. */
+static __always_inline void count_ret_only(struct kvmmmu_thread_stats *s, int ret)
+{
+	__u32 slot = (__u32)ret;
+
+	if (slot < KVMMMU_RET_PF_ERROR)
+		s->ret_pf[slot]++;
 }
 
 /*
@@ -155,6 +178,13 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 	s->st.pending = 0;
 	if (func_mode)
 		return;
+	if (s->st.prefetch) {
+		/* no fault KVM takes: an async-PF completion's fix alone counts, in pf_fixed */
+		if (s->st.prefetch == PREFETCH_ASYNC_PF && ret == ret_pf_fixed && !done_event)
+			count_ret_only(s, ret);
+		s->st.prefetch = 0;
+		return;
+	}
 	path = model_path(s);
 	if (done_event) {
 		s->st.closed_path = path + 1; /* kvm_mmu_page_fault_done counts it */
@@ -286,6 +316,7 @@ struct fault_view {
 	__u64 addr;
 	bool write;
 	bool is_tdp;
+	bool prefetch;
 };
 
 #define FAULT_SPAN 32 /* bytes from ->addr that hold ->write and ->is_tdp (16 on 5.16..6.12) */
@@ -304,12 +335,13 @@ static __always_inline void read_fault_btf(struct kvm_page_fault *fault, struct 
 	 */
 	if (!fault) {
 		v->addr = 0;
-		v->write = v->is_tdp = false;
+		v->write = v->is_tdp = v->prefetch = false;
 		return;
 	}
 	v->addr = fault->addr;
 	v->write = fault->write;
 	v->is_tdp = bpf_core_field_exists(fault->is_tdp) ? fault->is_tdp : false;
+	v->prefetch = fault->prefetch;
 }
 
 /*
@@ -321,12 +353,13 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 {
 	__u32 base = bpf_core_field_offset(fault->addr);
 	__u32 w = bpf_core_field_offset(fault->write) - base;
+	__u32 pf = bpf_core_field_offset(fault->prefetch) - base;
 	__u32 t = bpf_core_field_exists(fault->is_tdp) ? bpf_core_field_offset(fault->is_tdp) - base
 						       : 0;
 	__u8 buf[FAULT_SPAN] = {};
 
 	v->addr = 0;
-	v->write = v->is_tdp = false;
+	v->write = v->is_tdp = v->prefetch = false;
 	if (!fault || bpf_probe_read_kernel(buf, sizeof(buf), (void *)fault + base))
 		return;
 	v->addr = *(__u64 *)buf;
@@ -334,6 +367,10 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 		v->write = buf[w & (FAULT_SPAN - 1)];
 	else
 		v->write = BPF_CORE_READ(fault, write);
+	if (pf < FAULT_SPAN)
+		v->prefetch = buf[pf & (FAULT_SPAN - 1)];
+	else
+		v->prefetch = BPF_CORE_READ(fault, prefetch);
 	if (!bpf_core_field_exists(fault->is_tdp))
 		return;
 	if (t < FAULT_SPAN)
@@ -353,6 +390,21 @@ static __always_inline bool walk_is_fault_s(const struct fault_view *f, __u64 wa
 }
 TP_PAIR(kvm_mmu_walker_error, on_walker_error(), u32 pferr)
 
+struct kvm_vcpu___wants_to_run {
+	bool wants_to_run;
+} __attribute__((preserve_access_index));
+
+/* The vCPU ioctl is KVM_PRE_FAULT_MEMORY, not KVM_RUN (whose vcpu->wants_to_run is set). */
+static __always_inline bool pre_faulting(void)
+{
+	struct kvm_vcpu___wants_to_run *vcpu = NULL;
+
+	if (!bpf_core_field_exists(vcpu->wants_to_run))
+		return false; /* before 6.10: no KVM_PRE_FAULT_MEMORY */
+	vcpu = (void *)current_vcpu();
+	return vcpu && !BPF_CORE_READ(vcpu, wants_to_run);
+}
+
 static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool btf)
 {
 	struct kvmmmu_thread_stats *s = thread();
@@ -370,7 +422,8 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 		s->st.walked = 0;
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
-	if (!func_mode && !done_event)
+	s->st.prefetch = f.prefetch ? (pre_faulting() ? PREFETCH_PRE_FAULT : PREFETCH_ASYNC_PF) : 0;
+	if (!func_mode && !done_event && !f.prefetch)
 		s->counters[KVMMMU_FAULTS]++;
 	s->st.exit_pending = 0; /* the exit's fault, shown */
 	s->st.pending = 1;
@@ -432,11 +485,13 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 		s->counters[KVMMMU_SPTES_PREFETCHED]++;
 		return 0;
 	}
-	if (s->st.tdp_mmu_fault &&
-	    (s->st.changed_level != (__u32)level || s->st.changed_gfn != gfn))
-		ret = ret_pf_spurious;
-	else if (s->st.fault_write && !spte_writable(sptep, btf))
+	/* as KVM decides: write-protected overrides an unchanged SPTE
+	 * (tdp_mmu_map_handle_target_level) */
+	if (s->st.fault_write && !spte_writable(sptep, btf))
 		ret = ret_pf_write_protected;
+	else if (s->st.tdp_mmu_fault &&
+		 (s->st.changed_level != (__u32)level || s->st.changed_gfn != gfn))
+		ret = ret_pf_spurious;
 	close_fault(s, ret, s->st.walk_ts ? bpf_ktime_get_ns() : 0);
 	s->st.walked = 0;
 	return 0;
@@ -471,7 +526,20 @@ static __always_inline int on_mmio_page_fault(void)
 }
 TP_PAIR(handle_mmio_page_fault, on_mmio_page_fault(), u64 addr, gfn_t gfn, unsigned access)
 
-static __always_inline int on_tdp_spte_changed(gfn_t gfn, int level)
+/*
+ * A page table's SPTEs as handle_removed_pt() freezes them: REMOVED_SPTE
+ * (6.1), FROZEN_SPTE (6.12: with SHADOW_NONPRESENT_VALUE, bit 63).
+ */
+#define SPTE_FROZEN 0x5a0ULL
+#define SPTE_NONPRESENT_VALUE (1ULL << 63)
+
+/*
+ * A TDP MMU SPTE changed; the fault's own change is the one its
+ * kvm_mmu_set_spte names. A huge leaf installed over a page table is
+ * followed by the 512 children of that table, frozen one by one: those are
+ * not the fault's SPTE, and would make it look spurious.
+ */
+static __always_inline int on_tdp_spte_changed(gfn_t gfn, int level, u64 new_spte)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
@@ -479,12 +547,14 @@ static __always_inline int on_tdp_spte_changed(gfn_t gfn, int level)
 		return 0;
 	s->counters[KVMMMU_TDP_SPTE_CHANGES]++;
 	s->st.tdp_changes++;
+	if ((new_spte & ~SPTE_NONPRESENT_VALUE) == SPTE_FROZEN)
+		return 0;
 	s->st.changed_gfn = gfn;
 	s->st.changed_level = (__u32)level;
 	return 0;
 }
-TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(gfn, level), int as_id, gfn_t gfn, int level,
-	u64 old_spte, u64 new_spte)
+TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(gfn, level, new_spte), int as_id, gfn_t gfn,
+	int level, u64 old_spte, u64 new_spte)
 
 /*
  * fast_page_fault() returns RET_PF_INVALID ("take the slow path"), FIXED or
@@ -644,7 +714,8 @@ static __always_inline int on_kvm_page_fault(const u64 *ctx)
 	 * becomes a fault, and that one requests an SPTE, which counts it.
 	 */
 	if (pf_exit_args(ctx, &addr, &error_code))
-		s->st.exit_pending = !(error_code & KVMMMU_PFERR_RSVD_MASK);
+		s->st.exit_pending =
+			!pf_exit_rsvd_is_mmio || !(error_code & KVMMMU_PFERR_RSVD_MASK);
 	else
 		s->st.exit_pending = 1;
 	s->st.exit_addr = addr;
@@ -766,6 +837,7 @@ static __always_inline int on_fault_entry(void)
 	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
 	s->st.in_fault = 1;
 	s->st.handled = 0;
+	s->st.pre_lookups = 0;
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
 	return 0;
@@ -783,6 +855,9 @@ static __always_inline int on_fault_exit(void)
 	 */
 	if (s->st.fault_ts && s->st.handled)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
+	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
+	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
+	s->st.pre_lookups = 0;
 	s->st.in_fault = 0;
 	s->st.fault_ts = 0;
 	return 0;
@@ -798,10 +873,20 @@ static __always_inline int on_handler_entry(void)
 		__sync_fetch_and_add(&health.exits_lost, 1);
 	s->st.handler_ts = s->st.timed ? bpf_ktime_get_ns() : 0;
 	s->st.in_handler = 1;
+	/* kvm_mmu_do_page_fault() looked up the fault's memslot before calling us */
+	if (s->st.in_fault && s->st.pre_lookups) {
+		s->counters[KVMMMU_MEMSLOT_LOOKUPS] += s->st.pre_lookups;
+		if (s->st.pre_lookup_ns)
+			kvmmmu_hist_add(&s->hist[KVMMMU_HIST_MEMSLOT], s->st.pre_lookup_ns);
+		s->st.pre_lookups = 0;
+	}
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
 	return 0;
 }
+
+/* direct_page_fault is probed: it tells the legacy MMU's faults from the TDP MMU's. */
+const volatile bool direct_probed = false;
 
 /* Which MMU a page-fault handler is: its faults' path, unless the fast path fixed them. */
 enum handler_kind {
@@ -838,7 +923,8 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 			if (kind == HANDLER_SHADOW) {
 				s->counters[KVMMMU_PATH_SHADOW]++;
 				count_ret(s, (int)ret, KVMMMU_FP_SHADOW);
-			} else if (kind == HANDLER_NONPAGING || s->st.direct) {
+			} else if (kind == HANDLER_NONPAGING || s->st.direct ||
+				   (!direct_probed && !thread_vm_tdp_mmu(s))) {
 				s->counters[KVMMMU_PATH_DIRECT]++;
 				count_ret(s, (int)ret, KVMMMU_FP_DIRECT);
 			} else {
@@ -877,8 +963,17 @@ static __always_inline int on_memslot_exit(void)
 
 	if (!s)
 		return 0;
-	if (!s->st.in_fault) {
+	/* outside a fault, or the emulation that follows a handled one */
+	if (!s->st.in_fault || s->st.handled) {
 		s->counters[KVMMMU_MEMSLOT_OTHER]++;
+		s->st.memslot_ts = 0;
+		return 0;
+	}
+	/* before a handler: the fault's only if one is called (on_handler_entry) */
+	if (!s->st.in_handler) {
+		s->st.pre_lookups++;
+		s->st.pre_lookup_ns = s->st.memslot_ts ? bpf_ktime_get_ns() - s->st.memslot_ts : 0;
+		s->st.memslot_ts = 0;
 		return 0;
 	}
 	s->counters[KVMMMU_MEMSLOT_LOOKUPS]++;

@@ -96,6 +96,8 @@ static __always_inline void thread_id_init(struct kvmmmu_thread_id *id)
  * TRACED (the pid filter, or NULL for none): such threads get no entry at
  * all. NULL also when the map is full (counted in HEALTH).
  */
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h, the same since 2.6 */
+
 static __always_inline void *thread_entry(void *map, void *zero, void *traced, void *news,
 					  bool first_of_process, struct kvmmmu_health *health)
 {
@@ -120,6 +122,13 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	 */
 	task = (void *)bpf_get_current_task();
 	if (!BPF_CORE_READ(task, files))
+		return NULL;
+	/*
+	 * A kernel thread is no VM: kswapd, khugepaged, ksmd and 6.1's
+	 * kvm-nx-lpage-recovery zap a VM's SPTEs for it, and the events name
+	 * no VM (no kvm argument) to give them to.
+	 */
+	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		return NULL;
 	blank = bpf_map_lookup_elem(zero, &idx);
 	if (!blank)

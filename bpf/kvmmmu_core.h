@@ -75,6 +75,7 @@ struct signal_struct {
 };
 
 struct task_struct {
+	unsigned int flags; /* PF_KTHREAD */
 	int pid;
 	int tgid;
 	struct mm_struct *mm;

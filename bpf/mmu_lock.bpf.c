@@ -201,29 +201,59 @@ int BPF_PROG(contention_end_raw, void *lock, int ret)
 	return end(lock);
 }
 
-/* Before the tracepoints (5.19): the qrwlock slow paths, entered only under contention. */
+/*
+ * Before the tracepoints (5.19): the qrwlock slow paths, entered only under
+ * contention. Every slow path on the CPU is counted in, so that a return
+ * closes our wait only at the depth it began (struct kvmmmu_lock_wait).
+ */
+static __always_inline int slowpath_begin(void *lock, __u32 mode)
+{
+	struct kvmmmu_lock_wait *w;
+	__u32 zero = 0;
+	__u64 before;
+
+	w = bpf_map_lookup_elem(&lock_wait, &zero);
+	if (!w)
+		return 0;
+	before = w->begin_ts;
+	begin(lock, mode);
+	kvmmmu_slowpath_enter(w, w->begin_ts != before);
+	return 0;
+}
+
+static __always_inline int slowpath_end(void)
+{
+	struct kvmmmu_lock_wait *w;
+	__u32 zero = 0;
+
+	w = bpf_map_lookup_elem(&lock_wait, &zero);
+	if (w && kvmmmu_slowpath_leave(w))
+		end(NULL);
+	return 0;
+}
+
 SEC("kprobe/queued_read_lock_slowpath")
 int BPF_KPROBE(queued_read_lock_slowpath_kprobe, void *lock)
 {
-	return begin(lock, KVMMMU_LOCK_READ);
+	return slowpath_begin(lock, KVMMMU_LOCK_READ);
 }
 
 SEC("kretprobe/queued_read_lock_slowpath")
 int BPF_KRETPROBE(queued_read_lock_slowpath_kretprobe)
 {
-	return end(NULL);
+	return slowpath_end();
 }
 
 SEC("kprobe/queued_write_lock_slowpath")
 int BPF_KPROBE(queued_write_lock_slowpath_kprobe, void *lock)
 {
-	return begin(lock, KVMMMU_LOCK_WRITE);
+	return slowpath_begin(lock, KVMMMU_LOCK_WRITE);
 }
 
 SEC("kretprobe/queued_write_lock_slowpath")
 int BPF_KRETPROBE(queued_write_lock_slowpath_kretprobe)
 {
-	return end(NULL);
+	return slowpath_end();
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -10,6 +10,12 @@
 
 /* RET_PF_* values index ret_pf[]; every kernel so far uses 0..6. */
 #define KVMMMU_RET_PF_SLOTS 16
+/*
+ * The last slot: a handler's negative return (-EFAULT, -EIO, ...), an error
+ * KVM_RUN returns. KVM counts the fault in pf_taken and in no outcome; so
+ * that outcomes sum to the faults, kvmmmu names it "error".
+ */
+#define KVMMMU_RET_PF_ERROR (KVMMMU_RET_PF_SLOTS - 1)
 /* x86 page-fault error code: a reserved bit was set (MMIO SPTEs, arch/x86/include/asm/kvm_host.h)
  */
 #define KVMMMU_PFERR_RSVD_MASK (1ULL << 3)
@@ -21,8 +27,9 @@ enum kvmmmu_counter {
 	KVMMMU_PATH_TDP_MMU,	   /* resolved by the TDP MMU */
 	KVMMMU_PATH_SHADOW,	   /* resolved by shadow paging (FNAME(page_fault)) */
 	KVMMMU_PATH_DIRECT,	   /* resolved by the legacy direct MMU (tdp_mmu=N) */
-	KVMMMU_MEMSLOT_LOOKUPS,	   /* kvm_vcpu_gfn_to_memslot calls inside a fault */
-	KVMMMU_MEMSLOT_OTHER,	   /* kvm_vcpu_gfn_to_memslot calls outside faults */
+	KVMMMU_MEMSLOT_LOOKUPS,	   /* kvm_vcpu_gfn_to_memslot calls of counted faults, up to
+				      their handler's return */
+	KVMMMU_MEMSLOT_OTHER,	   /* the other calls: MMIO emulation, ioctls, ... */
 	KVMMMU_GUEST_WALKS,	   /* kvm_mmu_pagetable_walk */
 	KVMMMU_WALKER_ERRORS,	   /* kvm_mmu_walker_error: #PF for the guest */
 	KVMMMU_SPTE_REQUESTED,	   /* kvm_mmu_spte_requested */
@@ -92,6 +99,11 @@ struct kvmmmu_fault_state {
 	__u32 in_handler;    /* inside a page-fault handler (function probes) */
 	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
 	__u32 closed_path;   /* kvm_mmu_page_fault_done mode: the model's path + 1 (0: none yet) */
+	__u32 pre_lookups;   /* memslot lookups in kvm_mmu_page_fault before a handler: the
+				fault's if one follows, else an MMIO exit's emulation */
+	__u64 pre_lookup_ns; /* ... the last one's duration, if timed */
+	__u32 prefetch;	     /* the request is a prefetch "fault" (async-PF completion,
+				KVM_PRE_FAULT_MEMORY): not taken, only its fix counts */
 };
 
 /* Who a per-thread value belongs to; first member of every per-thread value. */
@@ -173,8 +185,35 @@ struct kvmmmu_lock_wait {
 	__u64 id;   /* bpf_get_current_pid_tgid() of the waiter */
 	__u64 begin_ts;
 	__u32 mode;
-	__u32 pad;
+	/*
+	 * Before 5.19 (kprobes on the qrwlock slow paths): how many slow paths
+	 * are in progress on this CPU, and at which depth this wait began. A
+	 * kretprobe cannot tell locks apart: an interrupt's slow path that
+	 * returns inside ours is deeper, and must not end our wait.
+	 */
+	__u16 depth;
+	__u16 wait_depth;
 };
+
+/* Before 5.19: a slow path begins on this CPU; BEGAN_WAIT: it opened W's traced wait. */
+static inline void kvmmmu_slowpath_enter(struct kvmmmu_lock_wait *w, int began_wait)
+{
+	w->depth++;
+	if (began_wait)
+		w->wait_depth = w->depth;
+}
+
+/* A slow path returns: whether it is the one whose wait W has open. */
+static inline int kvmmmu_slowpath_leave(struct kvmmmu_lock_wait *w)
+{
+	int ours = w->lock && w->wait_depth == w->depth;
+
+	if (ours)
+		w->wait_depth = 0;
+	if (w->depth)
+		w->depth--;
+	return ours;
+}
 
 /* Waits outside fault handling (root loads, zaps, ioctls); those inside are the faults entry's. */
 struct kvmmmu_lock_stats {

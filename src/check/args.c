@@ -86,7 +86,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		if (state->arg_num > 0)
 			usage_error("unexpected argument '%s' (see --help)", arg);
 		if (parse_seconds(arg, &env->validate_secs))
-			usage_error("'%s': expected " PARSE_SECONDS_RANGE, arg);
+			usage_error("the --validate duration '%s': expected " PARSE_SECONDS_RANGE,
+				    arg);
 		break;
 	case ARGP_KEY_END:
 		if (env->validate_secs && !env->validate)

@@ -167,7 +167,8 @@ void check_functions(struct check_state *st)
 
 static void print_table(const struct ret_pf_table *t)
 {
-	for (int v = 0; v < KVMMMU_RET_PF_SLOTS; v++) {
+	/* the kernel's RET_PF_* values, not kvmmmu's "error" slot after them */
+	for (int v = 0; v < KVMMMU_RET_PF_ERROR; v++) {
 		char label[64], value[16];
 		int n;
 

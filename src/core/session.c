@@ -27,23 +27,14 @@
 #define FD_RESERVE 256
 #define CHILD_TERM_SECS 5 /* a command that outlives SIGTERM by this much is killed */
 
-static int cmp_pid(const void *a, const void *b)
-{
-	int x = *(const int *)a, y = *(const int *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* s->traced is kept sorted: a long run traces thousands of VMs one after another. */
 bool session_is_traced(const struct session *s, int pid)
 {
-	return s->n_traced && bsearch(&pid, s->traced, s->n_traced, sizeof(int), cmp_pid);
+	return intset_has(&s->traced, pid);
 }
 
 static int trace_pid(struct session *s, int pid)
 {
-	int *t, err;
-	size_t at;
+	int err;
 
 	if (session_is_traced(s, pid))
 		return 0;
@@ -52,15 +43,7 @@ static int trace_pid(struct session *s, int pid)
 		if (err)
 			return err;
 	}
-	t = array_grow(s->traced, s->n_traced + 1, &s->cap_traced, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	s->traced = t;
-	for (at = s->n_traced; at > 0 && t[at - 1] > pid; at--)
-		t[at] = t[at - 1];
-	t[at] = pid;
-	s->n_traced++;
-	return 0;
+	return intset_add(&s->traced, pid);
 }
 
 static bool has_name_specs(const struct session_opts *o)
@@ -104,13 +87,35 @@ static void find_targets(struct session *s, const int *pids, size_t n)
 	}
 }
 
+/*
+ * Showing every VM: a process first seen now that has no VM open is none,
+ * though the probes saw it (compaction or reclaim zapping a VM's memory runs
+ * in its context). Kept out of the report, as kernel threads are in BPF.
+ * One that has exited cannot tell: it stays shown.
+ */
+static void find_non_vmms(struct session *s, const int *pids, size_t n)
+{
+	if (s->opts.n_specs || s->opts.command)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		/* only a look at its fds that found none says so (not one we may not take) */
+		if (proc_has_vm("/proc", pids[i])) {
+			intset_remove(&s->not_vmms, pids[i]); /* a pid reused by a VMM */
+			continue;
+		}
+		if (!intset_has(&s->not_vmms, pids[i]) && !intset_add(&s->not_vmms, pids[i]))
+			vlog("note: pid %d (%s) took MMU events but has no VM open: not a VM",
+			     pids[i], collector_process_name(&s->c, pids[i]) ?: "?");
+	}
+}
+
 /* With only PIDs to trace, tracing ends when they have all exited. */
 static bool targets_gone(const struct session *s)
 {
 	if (!s->opts.n_specs || has_name_specs(&s->opts) || s->opts.command || s->opts.wait)
 		return false;
-	for (size_t i = 0; i < s->n_traced; i++)
-		if (!kill(s->traced[i], 0) || errno != ESRCH)
+	for (size_t i = 0; i < s->traced.n; i++)
+		if (!kill(s->traced.v[i], 0) || errno != ESRCH)
 			return false;
 	return true;
 }
@@ -122,8 +127,9 @@ static void retain_traced(const struct session *s, struct model *m)
 	size_t kept = 0;
 
 	for (size_t i = 0; i < m->n_vms; i++) {
-		/* every VM: any process the probes saw but ours (our own ioctls and locks) */
-		if (all ? m->vms[i].pid != getpid() : session_is_traced(s, m->vms[i].pid))
+		/* every VM: any process the probes saw with a VM open, but ours (our own ioctls) */
+		if (all ? m->vms[i].pid != getpid() && !intset_has(&s->not_vmms, m->vms[i].pid)
+			: session_is_traced(s, m->vms[i].pid))
 			m->vms[kept++] = m->vms[i];
 		else
 			free(m->vms[i].rows);
@@ -343,6 +349,7 @@ static void stop_command(struct session *s)
 
 	if (s->child <= 0)
 		return;
+	s->child_stopped = true;
 	kill(s->child, SIGTERM);
 	for (int i = 0; i < CHILD_TERM_SECS * 100; i++) {
 		if (waitpid(s->child, &s->child_status, WNOHANG) == s->child)
@@ -364,8 +371,10 @@ static int check_spec(const struct proc_spec *spec)
 	char comm[64];
 
 	if (n <= 0) {
-		elog("no process %s '%s' (use --wait to wait for it)",
-		     spec->pid ? "with PID" : "matches", spec->text);
+		if (spec->pid)
+			elog("no process with PID %d", spec->pid);
+		else
+			elog("no process matches '%s' (use --wait to wait for it)", spec->text);
 		return -ESRCH;
 	}
 	for (int i = 0; i < n; i++)
@@ -404,9 +413,15 @@ static bool command_exists(const char *cmd)
 
 int session_check(const struct session_opts *opts)
 {
-	for (int i = 0; i < opts->n_specs && !opts->wait; i++) {
-		int err = check_spec(&opts->specs[i]);
+	for (int i = 0; i < opts->n_specs; i++) {
+		const struct proc_spec *spec = &opts->specs[i];
+		int err;
 
+		/* waiting, a name may yet appear, and a process may yet open its VM; a PID
+		 * that is no process now never will be one */
+		if (opts->wait && !(spec->pid && kill(spec->pid, 0) && errno == ESRCH))
+			continue;
+		err = check_spec(spec);
 		if (err)
 			return err;
 	}
@@ -463,7 +478,7 @@ int session_open(struct session *s, const struct session_opts *opts)
 	n_running = running_vms(s, running, MAX_TRACED);
 	for (size_t i = 0; i < n_running && has_name_specs(opts); i++)
 		trace_pid(s, running[i]);
-	kvm_stats_tick(s, s->traced, s->n_traced); /* the stats fds of VMs already running */
+	kvm_stats_tick(s, s->traced.v, s->traced.n); /* the stats fds of VMs already running */
 	kvm_stats_tick(s, running, n_running);
 	/* KVM's baselines and the start of counting, a few reads apart */
 	for (size_t i = 0; i < s->n_kvm; i++)
@@ -495,6 +510,7 @@ void session_wait(struct session *s, int timeout_ms)
 	collector_cap_timeline(&s->c, &s->timeline_seen); /* a long run's timeline stays bounded */
 	n = collector_take_new(&s->c, &pids);
 	find_targets(s, pids, n);
+	find_non_vmms(s, pids, n);
 	kvm_stats_tick(s, pids, n);
 }
 
@@ -614,7 +630,8 @@ void session_close(struct session *s)
 	for (size_t i = 0; i < s->n_kvm; i++)
 		vm_stats_close(&s->kvm[i]);
 	free(s->kvm);
-	free(s->traced);
+	intset_free(&s->traced);
+	intset_free(&s->not_vmms);
 	memset(s, 0, sizeof(*s));
 	s->release_fd = -1;
 }

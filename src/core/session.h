@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "collector.h"
+#include "intset.h"
 #include "model.h"
 #include "procs.h"
 #include "snapshot.h"
@@ -40,12 +41,18 @@ struct session_opts {
 
 struct session {
 	struct session_opts opts;
-	struct collector c; /* every BPF object, and what they saw */
-	int *traced;	    /* the VMs -p or the command selected, as they appear; sorted */
-	size_t n_traced, cap_traced;
+	struct collector c;   /* every BPF object, and what they saw */
+	struct intset traced; /* the VMs -p or the command selected, as they appear */
+	/*
+	 * Processes the probes saw that have no VM open: a kernel thread's or a
+	 * process's own MMU-notifier zaps of a VM's memory (compaction, reclaim)
+	 * run in their context. Not shown as VMs.
+	 */
+	struct intset not_vmms;
 	pid_t child; /* the command; 0 once reaped */
 	pid_t parent;
 	int child_status;
+	bool child_stopped;   /* we ended it (Ctrl-C, -d): its status is ours, not its own */
 	int release_fd;	      /* the command execs once we write to it */
 	struct vm_stats *kvm; /* KVM's counters per VM seen: exited ones frozen, without fds */
 	size_t n_kvm, cap_kvm;

@@ -1,7 +1,34 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <string.h>
+
 #include "cli.h"
 #include "parse.h"
 #include "session_args.h"
+
+void session_add_specs(struct proc_spec *specs, int *n, int max, const char *arg)
+{
+	char one[256];
+	size_t len;
+
+	if (!*arg)
+		cli_usage_error("-p '': an empty name would match every process");
+	for (const char *p = arg;; p += len + 1) {
+		len = strcspn(p, ",");
+		if (!len)
+			cli_usage_error(
+				"-p '%s': an empty name in the list would match every process",
+				arg);
+		if (*n == max)
+			cli_usage_error("too many -p processes (at most %d)", max);
+		snprintf(one, sizeof(one), "%.*s", (int)len, p);
+		if (len >= sizeof(one) || proc_spec_init(&specs[*n], one))
+			cli_usage_error("-p '%s': not a PID nor a valid name pattern", one);
+		(*n)++;
+		if (!p[len])
+			break;
+	}
+}
 
 bool session_args_parse(struct session_args *a, int key, const char *arg)
 {
@@ -9,13 +36,7 @@ bool session_args_parse(struct session_args *a, int key, const char *arg)
 
 	switch (key) {
 	case 'p':
-		if (a->n_specs == SESSION_MAX_SPECS)
-			cli_usage_error("too many -p options (at most %d)", SESSION_MAX_SPECS);
-		if (!*arg)
-			cli_usage_error("-p '': an empty name would match every process");
-		if (proc_spec_init(&a->specs[a->n_specs], arg))
-			cli_usage_error("-p '%s': not a PID nor a valid name pattern", arg);
-		a->n_specs++;
+		session_add_specs(a->specs, &a->n_specs, SESSION_MAX_SPECS, arg);
 		return true;
 	case SESSION_OPT_PROBE_MODE:
 		if (probe_mode_parse(arg, &a->mode))

@@ -24,7 +24,8 @@ enum {
 	 'p',                                                                                      \
 	 "PID|NAME",                                                                               \
 	 0,                                                                                        \
-	 what " this VM (PID, or a name matching its process or VM name); repeatable",             \
+	 what                                                                                      \
+	 " this VM (PID, or a name matching its process or VM name); repeatable, or a comma list", \
 	 0},                                                                                       \
 		{"probe-mode",                                                                     \
 		 SESSION_OPT_PROBE_MODE,                                                           \
@@ -44,6 +45,11 @@ struct session_args {
 	unsigned int sample_every;
 };
 
+/*
+ * -p ARG: one spec, or a comma list of them as top and perf take it
+ * ("1234,qemu"), into SPECS (N of MAX so far). Bad input: one line, exit 2.
+ */
+void session_add_specs(struct proc_spec *specs, int *n, int max, const char *arg);
 /* If KEY is one of those options: ARG into A, true. Bad input: one line on stderr, exit 2. */
 bool session_args_parse(struct session_args *a, int key, const char *arg);
 void session_args_free(struct session_args *a);

@@ -54,6 +54,10 @@ void snapshot_free(struct snapshot *snap);
  * histograms rebuilt from their buckets, what was lost. KVM's and
  * kvmmmu-load's own rows stay in the table. 0, or -ENOMEM.
  */
-int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap);
+/*
+ * -EINVAL, with "line N: reason" in ERR, for a row kvmmmu cannot have written:
+ * every figure of source bpf is a count, a non-negative integer.
+ */
+int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *err, size_t err_len);
 
 #endif

@@ -17,6 +17,10 @@ struct loader {
 	struct snapshot *snap;
 	char **names;
 	size_t n_names, cap_names;
+	/* the last bucket row read: a histogram's cumulative buckets never decrease */
+	const struct kvmmmu_hist *last_hist;
+	__u32 last_bucket;
+	__u64 last_count;
 };
 
 static const char *keep_name(struct loader *l, const char *name)
@@ -58,23 +62,34 @@ static int index_of(const char *const *names, int n, const char *name)
 	return -1;
 }
 
-/* Histogram rows NAME (cumulative buckets by le), NAME_count, _sum, _max; false if not one. */
-static bool set_hist(struct kvmmmu_hist *h, const char *base, const struct csv_record *r)
+/*
+ * Histogram rows NAME (cumulative buckets by le), NAME_count, _sum, _max; 0
+ * if not one, 1 if one, -EINVAL for a bucket below the one before it (its
+ * report's rows come in le order: a drop is no histogram kvmmmu wrote).
+ */
+static int set_hist(struct loader *l, struct kvmmmu_hist *h, const char *base,
+		    const struct csv_record *r)
 {
 	size_t n = strlen(base);
 	const char *suffix = r->metric + n;
 
 	if (strncmp(r->metric, base, n))
-		return false;
+		return 0;
 	if (!*suffix && r->le) {
 		if (!strcmp(r->le, "+Inf"))
-			return true; /* the same as _count */
+			return 1; /* the same as _count */
 		for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS - 1; b++)
 			if (kvmmmu_hist_slot_high(b) == strtoull(r->le, NULL, 10)) {
+				if (l->last_hist == h && b > l->last_bucket &&
+				    r->u64 < l->last_count)
+					return -EINVAL;
+				l->last_hist = h;
+				l->last_bucket = b;
+				l->last_count = r->u64;
 				h->slots[b] = r->u64; /* cumulative for now: see finish_hist() */
-				return true;
+				return 1;
 			}
-		return true; /* a bound this build does not have: ignored */
+		return 1; /* a bound this build does not have: ignored */
 	}
 	if (!strcmp(suffix, "_count"))
 		h->count = r->u64;
@@ -83,8 +98,8 @@ static bool set_hist(struct kvmmmu_hist *h, const char *base, const struct csv_r
 	else if (!strcmp(suffix, "_max"))
 		h->max_ns = r->u64;
 	else if (strncmp(suffix, "_p", 2)) /* percentiles: derived, not kept */
-		return false;
-	return true;
+		return 0;
+	return 1;
 }
 
 /* Cumulative bucket counts to per-bucket ones; what is above the last bound is in the top one. */
@@ -102,38 +117,39 @@ static void finish_hist(struct kvmmmu_hist *h)
 	h->slots[KVMMMU_HIST_BUCKETS - 1] = h->count > below ? h->count - below : 0;
 }
 
-static void set_figure(struct loader *l, struct figures *f, const struct csv_record *r)
+/* -EINVAL for a histogram's bucket that drops (set_hist()), else 0. */
+static int set_figure(struct loader *l, struct figures *f, const struct csv_record *r)
 {
 	struct snapshot *s = l->snap;
 	const char *ret_name;
-	int i;
+	int i, got;
 
 	if ((i = index_of(kvmmmu_counter_names, KVMMMU_N_COUNTERS, r->metric)) >= 0) {
 		f->counters[i] = r->u64;
-		return;
+		return 0;
 	}
 	if ((i = outcome_metric_path(r->metric, &ret_name)) >= 0) {
 		int slot = ret_pf_slot(s, ret_name);
 
 		if (slot >= 0)
 			f->outcomes[i][slot] = r->u64;
-		return;
+		return 0;
 	}
 	if (!strncmp(r->metric, "ret_pf_", 7)) {
 		i = ret_pf_slot(s, r->metric + 7);
 		if (i >= 0)
 			f->ret_pf[i] = r->u64;
-		return;
+		return 0;
 	}
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
-		if (set_hist(&f->hist[h], kvmmmu_hist_names[h], r)) {
+		if ((got = set_hist(l, &f->hist[h], kvmmmu_hist_names[h], r))) {
 			s->hist_available[h] = true;
-			return;
+			return got < 0 ? got : 0;
 		}
 	for (int m = 0; m < KVMMMU_LOCK_MODES; m++)
-		if (set_hist(&f->lock_wait[m], kvmmmu_lock_hist_names[m], r)) {
+		if ((got = set_hist(l, &f->lock_wait[m], kvmmmu_lock_hist_names[m], r))) {
 			s->lock_ok = true;
-			return;
+			return got < 0 ? got : 0;
 		}
 	for (int m = 0; m < KVMMMU_LOCK_MODES; m++) {
 		static const char *const waits[] = {"mmu_lock_read_waits_outside_faults",
@@ -152,6 +168,7 @@ static void set_figure(struct loader *l, struct figures *f, const struct csv_rec
 	} else if ((i = index_of(mmu_time_names, N_MMU_TIMES, r->metric)) >= 0) {
 		f->mmu_ns[i] = r->u64;
 	}
+	return 0;
 }
 
 static void set_health(struct snapshot *s, const struct csv_record *r)
@@ -181,7 +198,7 @@ static int thread_tid(const char *comm)
 	return 0;
 }
 
-int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap)
+int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *why, size_t why_len)
 {
 	struct loader l = {.snap = snap};
 	int err = 0;
@@ -199,6 +216,15 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap)
 		if (strcmp(r->source, "bpf"))
 			continue; /* kvm_stats and load rows: the compare command reads them itself
 				   */
+		if (r->kind != CSV_U64) {
+			snprintf(why, why_len,
+				 "line %ld: %s is a count, not %g (a non-negative integer, as "
+				 "kvmmmu "
+				 "writes it)",
+				 r->line, r->metric, r->value);
+			err = -EINVAL;
+			break;
+		}
 		if (r->pid == 0) {
 			set_health(snap, r);
 			continue;
@@ -228,7 +254,14 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap)
 					 (int)strcspn(r->comm, "["), r->comm);
 			f = &row->f;
 		}
-		set_figure(&l, f, r);
+		if (set_figure(&l, f, r)) {
+			snprintf(why, why_len,
+				 "line %ld: %s le %s is below the bucket before it (a histogram's "
+				 "buckets are cumulative)",
+				 r->line, r->metric, r->le);
+			err = -EINVAL;
+			break;
+		}
 	}
 	for (size_t i = 0; i < snap->m.n_vms; i++) {
 		struct vm_row *vm = &snap->m.vms[i];

@@ -146,9 +146,9 @@ int run_load(struct run *r, const char *path, char *err, size_t err_len)
 		snprintf(err, err_len, "%s: %s", path, e == -EINVAL ? why : strerror(-e));
 		return e;
 	}
-	e = snapshot_from_csv(&r->table, &r->snap);
+	e = snapshot_from_csv(&r->table, &r->snap, why, sizeof(why));
 	if (e) {
-		snprintf(err, err_len, "%s: %s", path, strerror(-e));
+		snprintf(err, err_len, "%s: %s", path, e == -EINVAL ? why : strerror(-e));
 		return e;
 	}
 	for (size_t i = 0; i < r->snap.m.n_vms; i++) {

@@ -6,6 +6,7 @@
  */
 #include <argp.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cli.h"
 #include "derive.h"
 #include "plot.h"
+#include "vm_name.h"
 #include "log.h"
 #include "parse.h"
 #include "stats.h"
@@ -97,9 +99,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error("--format '%s': expected text or csv", arg);
 		env->csv = !strcmp(arg, "csv");
 		break;
-	case 'P':
+	case 'P': {
+		char why[PATH_MAX + 64];
+
+		if (!diff_plot_path_ok(arg, why, sizeof(why)))
+			usage_error("--plot '%s': %s", arg, why);
 		env->plot = arg;
 		break;
+	}
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
@@ -236,6 +243,25 @@ static void warn_workloads(FILE *f, const struct side *a, const struct side *b)
 			first[1][0] ? first[1] : "?");
 }
 
+/* Runs a side a row needs to be tested: 4 and 4 give p >= 0.029, 3 and 3 never below 0.1. */
+#define MIN_TESTED_RUNS 4
+
+/* A side's spread in %: infinite from one run (nothing to measure it by). */
+static double spread(const double *x, size_t n)
+{
+	return n < 2 ? INFINITY : stats_spread_pct(x, n);
+}
+
+/* The same for the text report: "± 3%", or "±  ∞" from one run, as benchstat shows it. */
+static const char *spread_text(char *buf, size_t len, const double *x, size_t n)
+{
+	if (n < 2)
+		snprintf(buf, len, "±   ∞");
+	else
+		snprintf(buf, len, "±%3.0f%%", stats_spread_pct(x, n));
+	return buf;
+}
+
 /* A side's metadata, and warnings where the sides differ in ways nobody intends. */
 static void print_header(FILE *f, const struct side *a, const struct side *b, size_t n_rows,
 			 size_t tested, const struct diff_env *env)
@@ -255,7 +281,7 @@ static void print_header(FILE *f, const struct side *a, const struct side *b, si
 		fprintf(f, "warning: the sides come from different commands (%s, %s)\n",
 			meta(&a->runs[0], "tool"), meta(&b->runs[0], "tool"));
 	warn_workloads(f, a, b);
-	if (a->n < 4 || b->n < 4)
+	if (a->n < MIN_TESTED_RUNS || b->n < MIN_TESTED_RUNS)
 		fprintf(f,
 			"%zu rows; with %zu and %zu runs only deltas are shown: significance needs "
 			"at least 4 runs a side\n",
@@ -325,6 +351,7 @@ int main(int argc, char **argv)
 	struct diff_env env = {.alpha = 0.05};
 	struct row *rows = NULL;
 	size_t n_rows = 0, cap = 0, tested = 0;
+	bool matched = false; /* --filter matched some figure of A's */
 	double logsum = 0;
 	size_t geo_n = 0;
 	int err = 0;
@@ -350,6 +377,7 @@ int main(int argc, char **argv)
 
 			if (env.filter && regexec(&env.re, s->metric, 0, NULL, 0))
 				continue;
+			matched = true;
 			for (size_t j = 0; j < n_rows && !have; j++)
 				have = rows[j].key->vcpu == s->vcpu &&
 				       !strcmp(rows[j].key->metric, s->metric) &&
@@ -383,6 +411,11 @@ int main(int argc, char **argv)
 				n_rows++;
 		}
 	}
+	if (!n_rows && env.filter && !matched) {
+		elog("no figure matches --filter '%s'", env.filter);
+		err = 1;
+		goto out;
+	}
 	if (!n_rows) {
 		elog("%s and %s have no figure in common (VM names, vCPUs and metrics differ)",
 		     a.name, b.name);
@@ -395,7 +428,8 @@ int main(int argc, char **argv)
 
 		r->ma = stats_median(r->a, r->na);
 		r->mb = stats_median(r->b, r->nb);
-		r->tested = r->na >= 2 && r->nb >= 2;
+		/* as the header says: fewer runs cannot reach alpha 0.05 (3 and 3: p >= 0.1) */
+		r->tested = r->na >= MIN_TESTED_RUNS && r->nb >= MIN_TESTED_RUNS;
 		r->p = r->tested ? stats_mann_whitney_p(r->a, r->na, r->b, r->nb) : 1;
 		tested += r->tested;
 		if (q >= 0 && r->key->hist) {
@@ -437,7 +471,7 @@ int main(int argc, char **argv)
 			double delta = r->ma ? 100 * (r->mb - r->ma) / fabs(r->ma)
 					     : (r->mb ? INFINITY : 0);
 			bool significant = r->tested && r->p < env.alpha;
-			char x[32], y[32];
+			char x[32], y[32], sa[16], sb[16];
 
 			/*
 			 * The geomean is of one unit, time: every latency figure
@@ -457,24 +491,34 @@ int main(int argc, char **argv)
 				csv_write_field(stdout, r->key->vm);
 				printf(",%s,", vc);
 				csv_write_field(stdout, r->key->metric);
-				printf(",%.17g,%.3g,%zu,%.17g,%.3g,%zu,%.6g,%.4g,%d\n", r->ma,
-				       stats_spread_pct(r->a, r->na), r->na, r->mb,
-				       stats_spread_pct(r->b, r->nb), r->nb, delta, r->p,
-				       significant);
+				/* no spread from one run (inf), no p-value where no test ran
+				 * (empty) */
+				printf(",%.17g,%.3g,%zu,%.17g,%.3g,%zu,%.6g,", r->ma,
+				       spread(r->a, r->na), r->na, r->mb, spread(r->b, r->nb),
+				       r->nb, delta);
+				if (r->tested)
+					printf("%.4g", r->p);
+				printf(",%d\n", significant);
 				continue;
 			}
 			if (!vm || strcmp(vm, r->key->vm) || vcpu != r->key->vcpu) {
+				/* a name is the VMM's to choose: no escape sequence reaches the
+				 * terminal */
+				char *shown = vm_name_escape(r->key->vm);
+
 				vm = r->key->vm;
 				vcpu = r->key->vcpu;
 				if (vcpu < 0)
-					printf("\nVM %s\n  %-32s %15s %15s  %8s\n", vm, "", a.name,
-					       b.name, "delta");
+					printf("\nVM %s\n  %-32s %15s %15s  %8s\n", shown ?: "?",
+					       "", a.name, b.name, "delta");
 				else
-					printf("\nVM %s vCPU %d\n", vm, vcpu);
+					printf("\nVM %s vCPU %d\n", shown ?: "?", vcpu);
+				free(shown);
 			}
-			printf("  %-32s %9s ±%3.0f%% %9s ±%3.0f%%  ", r->key->metric,
-			       human(x, sizeof(x), r->ma), stats_spread_pct(r->a, r->na),
-			       human(y, sizeof(y), r->mb), stats_spread_pct(r->b, r->nb));
+			printf("  %-32s %9s %s %9s %s  ", r->key->metric,
+			       human(x, sizeof(x), r->ma), spread_text(sa, sizeof(sa), r->a, r->na),
+			       human(y, sizeof(y), r->mb),
+			       spread_text(sb, sizeof(sb), r->b, r->nb));
 			if (!r->tested)
 				printf("%+8.1f%%", delta);
 			else if (significant)
@@ -503,12 +547,14 @@ int main(int argc, char **argv)
 				continue;
 			side_pool(&a, r->key, &ha);
 			side_pool(&b, r->key, &hb);
-			char who[96];
+			char who[96], *shown = vm_name_escape(r->key->vm);
 
 			if (r->key->vcpu >= 0)
-				snprintf(who, sizeof(who), "%s vCPU %d", r->key->vm, r->key->vcpu);
+				snprintf(who, sizeof(who), "%s vCPU %d", shown ?: "?",
+					 r->key->vcpu);
 			else
-				snprintf(who, sizeof(who), "%s", r->key->vm);
+				snprintf(who, sizeof(who), "%s", shown ?: "?");
+			free(shown);
 			printf("  %s %.*s: %s shifted by %.2f doublings from %s (Wasserstein-1 on "
 			       "log2 ns)\n",
 			       who, (int)(len - 5), r->key->metric, b.name,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,41 @@ static const char *label(const struct side *s)
 	return l && *l ? l : s->name;
 }
 
+bool diff_plot_path_ok(const char *path, char *why, size_t len)
+{
+	const char *ext = strrchr(path, '.'), *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	if (!ext || (strcmp(ext, ".png") && strcmp(ext, ".svg"))) {
+		snprintf(why, len, "the file must end in .png or .svg");
+		return false;
+	}
+	/* the folder: "/" for "/x.png", "." for "x.png" */
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	if (access(dir, W_OK)) {
+		snprintf(why, len, "%s: %s", dir, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* The last line gnuplot wrote to ERR_PATH (its error), into LINE; empty if none. */
+static void last_line(const char *err_path, char *line, size_t len)
+{
+	char buf[512];
+	FILE *f = fopen(err_path, "r");
+
+	*line = '\0';
+	while (f && fgets(buf, sizeof(buf), f))
+		if (buf[strspn(buf, " \t\r\n^")]) {
+			buf[strcspn(buf, "\r\n")] = '\0';
+			snprintf(line, len, "%s", buf + strspn(buf, " \t"));
+		}
+	if (f)
+		fclose(f);
+}
+
 int diff_plot(const char *path, const struct side *a, const struct side *b)
 {
 	char dir[] = "/tmp/kvmmmu-plot.XXXXXX", script[64], data[96];
@@ -96,18 +132,16 @@ int diff_plot(const char *path, const struct side *a, const struct side *b)
 	const char *ext = strrchr(path, '.');
 	bool svg = ext && !strcmp(ext, ".svg");
 	int panels = 0, status, err = 0;
+	char errors[96], said[256];
 	FILE *g;
 	pid_t pid;
 
-	if (!ext || (strcmp(ext, ".png") && !svg)) {
-		elog("--plot '%s': the file must end in .png or .svg", path);
-		return -EINVAL;
-	}
 	if (!mkdtemp(dir)) {
 		elog("--plot: cannot make a temporary directory: %s", strerror(errno));
 		return -errno;
 	}
 	snprintf(script, sizeof(script), "%s/plot.gp", dir);
+	snprintf(errors, sizeof(errors), "%s/gnuplot.err", dir);
 	g = fopen(script, "w");
 	if (!g) {
 		err = -errno;
@@ -205,18 +239,23 @@ int diff_plot(const char *path, const struct side *a, const struct side *b)
 	}
 	if (!pid) {
 		int null = open("/dev/null", O_WRONLY);
+		int err_fd = open(errors, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
 		if (null >= 0)
 			dup2(null, STDOUT_FILENO);
+		if (err_fd >= 0) /* its message, several lines long, becomes one of ours */
+			dup2(err_fd, STDERR_FILENO);
 		execlp("gnuplot", "gnuplot", script, (char *)NULL);
 		_exit(127);
 	}
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		elog("--plot: %s", WIFEXITED(status) && WEXITSTATUS(status) == 127
-					   ? "gnuplot is not installed (Debian: gnuplot-nox)"
-					   : "gnuplot failed (its message is above)");
+		last_line(errors, said, sizeof(said));
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+			elog("--plot: gnuplot is not installed (Debian: gnuplot-nox)");
+		else
+			elog("--plot: gnuplot failed%s%s", *said ? ": " : "", said);
 		err = -EIO;
 	}
 out:
@@ -228,6 +267,7 @@ out:
 		unlink(data);
 	}
 	unlink(script);
+	unlink(errors);
 	rmdir(dir);
 	return err;
 }

@@ -2,6 +2,7 @@
 #ifndef KVMMMU_DIFF_PLOT_H
 #define KVMMMU_DIFF_PLOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "derive.h"
@@ -22,6 +23,11 @@ void side_pool(const struct side *s, const struct scalar *k, struct kvmmmu_hist 
  * distribution on both sides as CDFs on a log time axis, and the outcome
  * and path shares side by side. 0, or -errno after one line on stderr.
  */
+/*
+ * Whether PATH can be plotted to: it ends in .png or .svg and its folder is
+ * there and writable; else why not, in WHY. Checked before any file is read.
+ */
+bool diff_plot_path_ok(const char *path, char *why, size_t len);
 int diff_plot(const char *path, const struct side *a, const struct side *b);
 
 #endif

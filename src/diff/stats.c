@@ -149,7 +149,12 @@ double stats_mann_whitney_p(const double *a, size_t na, const double *b, size_t 
 			return 1;
 		p = erfc((u - mu - 0.5) / s / sqrt(2));
 	}
-	return fmin(1, p);
+	/*
+	 * No ordering of these runs is more extreme than the two where one side
+	 * is all below the other: with ties and few runs, the approximation can
+	 * go below what any permutation gives (p=0.013 with 4 and 4).
+	 */
+	return fmin(1, fmax(p, stats_min_p(na, nb)));
 }
 
 void stats_holm(double *p, size_t n)

@@ -237,7 +237,20 @@ int web_config_load(const char *path, struct web_config *cfg, char *why, size_t 
 		free(dir);
 		return err;
 	}
+	errno = 0;
 	len = getdelim(&text, &cap, '\0', f); /* the whole file: YAML has no NUL */
+	/*
+	 * A file that cannot be read whole (a directory: EISDIR) is no
+	 * configuration: starting without its TLS and users would fail open.
+	 */
+	if (len < 0 && (ferror(f) || errno)) {
+		err = errno ? -errno : -EIO;
+		snprintf(why, why_size, "%s", strerror(-err));
+		fclose(f);
+		free(text);
+		free(dir);
+		return err;
+	}
 	fclose(f);
 	slash = strrchr(dir, '/');
 	if (slash)

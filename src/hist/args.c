@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "log.h"
 #include "parse.h"
+#include "session_args.h"
 #include "sysinfo.h"
 
 enum {
@@ -48,7 +49,7 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{"pid", 'p', "PID|NAME", 0,
-	 "Trace this process (PID, or name matched like pgrep); repeatable", 0},
+	 "Trace this process (PID, or name matched like pgrep); repeatable, or a comma list", 0},
 	{"wait", OPT_WAIT, NULL, 0, "Keep waiting when no process matches -p yet", 0},
 	{"vcpu", OPT_VCPU, "N", 0, "Show only vCPU N", 0},
 	{"per-vcpu", OPT_PER_VCPU, NULL, 0, "Show every vCPU, not only the VM totals", 0},
@@ -84,21 +85,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct hist_env *env = state->input;
 	uint64_t v;
 	const char *bad;
-	int err;
 
 	switch (key) {
 	case ARGP_KEY_INIT:
 		cli_key_init(state);
 		break;
 	case 'p':
-		if (env->n_specs == MAX_SPECS)
-			usage_error(state, "too many -p options (at most %d)", MAX_SPECS);
-		if (!*arg)
-			usage_error(state, "-p '': an empty name would match every process");
-		err = proc_spec_init(&env->specs[env->n_specs], arg);
-		if (err)
-			usage_error(state, "-p '%s': not a PID nor a valid name pattern", arg);
-		env->n_specs++;
+		session_add_specs(env->specs, &env->n_specs, MAX_SPECS, arg);
 		break;
 	case OPT_WAIT:
 		env->wait = true;
@@ -118,12 +111,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env->sample_every = (unsigned int)v;
 		break;
 	case 'm':
-		env->unit_ns = 1e6;
-		env->unit = "msecs";
-		break;
 	case 'u':
-		env->unit_ns = 1e3;
-		env->unit = "usecs";
+		/* one unit: the last of two would win silently */
+		if (env->unit_ns != 1 && env->unit_ns != (key == 'm' ? 1e6 : 1e3))
+			usage_error(state,
+				    "-m and -u: give one unit (milliseconds or microseconds)");
+		env->unit_ns = key == 'm' ? 1e6 : 1e3;
+		env->unit = key == 'm' ? "msecs" : "usecs";
 		break;
 	case 'T':
 		env->timestamp = true;
@@ -160,8 +154,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'v':
 		env->verbose = true;
 		break;
-	case 'h':
-		argp_state_help(state, stderr, ARGP_HELP_STD_HELP);
+	case 'h': /* asked for: stdout, as --help */
+		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
 	case ARGP_KEY_ARG:
 		if (state->arg_num == 0) {

@@ -129,8 +129,8 @@ static int check_vcpu(struct hist_run *r, const struct model *final)
 {
 	if (r->env.vcpu < 0)
 		return 0;
-	for (size_t i = 0; i < r->s.n_traced; i++) {
-		int ids[512], n = vcpu_fds("/proc", r->s.traced[i], ids, 512);
+	for (size_t i = 0; i < r->s.traced.n; i++) {
+		int ids[512], n = vcpu_fds("/proc", r->s.traced.v[i], ids, 512);
 
 		for (int k = 0; k < n; k++)
 			if (ids[k] == r->env.vcpu)
@@ -257,7 +257,7 @@ int main(int argc, char **argv)
 	static struct hist_run r;
 	struct snapshot facts;
 	struct model final = {};
-	int err;
+	int err, command_status = 0;
 
 	/* whole reports per write(2): each report, and the header, ends with fflush() */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
@@ -311,9 +311,13 @@ int main(int argc, char **argv)
 		}
 		model_free(&final);
 	}
+	/* the command's own status, as time(1) and perf record give it: scripts test it */
 	if (!err && r.env.command && WIFEXITED(r.s.child_status) && WEXITSTATUS(r.s.child_status)) {
 		elog("'%s' exited with status %d", r.env.command[0], WEXITSTATUS(r.s.child_status));
-		err = -ECHILD;
+		command_status = WEXITSTATUS(r.s.child_status);
+	} else if (!err && r.env.command && WIFSIGNALED(r.s.child_status) && !r.s.child_stopped) {
+		elog("'%s' was killed by signal %d", r.env.command[0], WTERMSIG(r.s.child_status));
+		command_status = 128 + WTERMSIG(r.s.child_status);
 	}
 cleanup:
 	if (r.csv_open && csv_writer_close(&r.csv) && !err) {
@@ -324,5 +328,5 @@ cleanup:
 	for (int i = 0; i < r.env.n_specs; i++)
 		proc_spec_free(&r.env.specs[i]);
 	free(r.env.command_line);
-	return err ? 1 : 0;
+	return err ? 1 : command_status;
 }

@@ -10,10 +10,13 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "csv.h"
 
 #define CSV_FIELDS 9 /* v2; v1 has the first 8 */
+/* Longer lines are refused as they arrive: /dev/zero, or a binary file, is an error at once. */
+#define CSV_MAX_LINE 65536
 
 struct cursor {
 	const char *p, *end;
@@ -285,6 +288,9 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 	size_t size = 0, cap = 0, rd;
 	int ret, nfields;
 
+	size_t line_len = 0;
+	long lines = 1;
+
 	memset(t, 0, sizeof(*t));
 	do {
 		if (size + 65536 > cap) {
@@ -297,6 +303,23 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 			data = nd;
 		}
 		rd = fread(data + size, 1, cap - size, f);
+		/* what no kvmmmu CSV holds, said as soon as it arrives */
+		for (size_t i = size; i < size + rd; i++) {
+			if (!data[i]) {
+				free(data);
+				snprintf(err, err_len, "line %ld: a NUL byte (not a text file)",
+					 lines);
+				return -EINVAL;
+			}
+			line_len = data[i] == '\n' ? 0 : line_len + 1;
+			lines += data[i] == '\n';
+			if (line_len > CSV_MAX_LINE) {
+				free(data);
+				snprintf(err, err_len, "line %ld: longer than %d bytes", lines,
+					 CSV_MAX_LINE);
+				return -EINVAL;
+			}
+		}
 		size += rd;
 	} while (rd);
 	if (ferror(f)) {
@@ -351,12 +374,18 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 int csv_read_file(const char *path, struct csv_table *t, char *err, size_t err_len)
 {
 	FILE *f = fopen(path, "r");
+	struct stat st;
 	int ret;
 
 	if (!f) {
 		ret = -errno;
 		snprintf(err, err_len, "%s: %s", path, strerror(errno));
 		return ret;
+	}
+	if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		snprintf(err, err_len, "%s: %s", path, strerror(EISDIR));
+		return -EISDIR;
 	}
 	ret = csv_read_stream(f, t, err, err_len);
 	fclose(f);

@@ -30,6 +30,23 @@ const char *sysinfo_tdp_mmu(char *buf, size_t len)
 	return buf;
 }
 
+bool sysinfo_release_at_least(const char *release, int major, int minor)
+{
+	int ma, mi;
+
+	if (sscanf(release, "%d.%d", &ma, &mi) != 2)
+		return true;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+bool sysinfo_vmx_ept(void)
+{
+	char buf[8];
+
+	return sysinfo_read_line("/sys/module/kvm_intel/parameters/ept", buf, sizeof(buf)) &&
+	       (buf[0] == 'Y' || buf[0] == '1');
+}
+
 const char *sysinfo_kernel_release(char *buf, size_t len)
 {
 	struct utsname u;

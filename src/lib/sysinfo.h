@@ -3,6 +3,7 @@
 #ifndef KVMMMU_SYSINFO_H
 #define KVMMMU_SYSINFO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,10 @@ const char *sysinfo_tdp_mmu(char *buf, size_t len);
 /* The same as a number: 1 for Y, 0 for N, -1 when unknown. */
 int sysinfo_tdp_mmu_param(void);
 const char *sysinfo_kernel_release(char *buf, size_t len);
+/* Whether kernel RELEASE ("6.1.0-57-amd64") is MAJOR.MINOR or later; true when it cannot tell. */
+bool sysinfo_release_at_least(const char *release, int major, int minor);
+/* Whether KVM is kvm_intel with EPT on (its page-fault exits are EPT violations). */
+bool sysinfo_vmx_ept(void);
 /* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
 uint64_t sysinfo_mem_available(void);
 double sysinfo_now(void); /* CLOCK_REALTIME seconds */

@@ -18,10 +18,11 @@ static const char usage[] =
 	"\n"
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
-	"                   [--duration SECS] [--thp] [--reclaim MS] [--thread-names STYLE]\n"
+	"                   [--duration SECS] [--thp] [--reclaim MS] [--mmio N]\n"
+	"                   [--thread-names STYLE]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
 	"                   [--csv FILE|-]\n"
-	"                   [--label TEXT] [-v] [-h]\n"
+	"                   [--label TEXT] [-v] [-h] [-V] [--usage]\n"
 	"\n"
 	"Phases: a populate pass (every vCPU writes every page once), --passes N - 1 more\n"
 	"write passes, then ITERS passes with dirty logging on, each followed by\n"
@@ -57,6 +58,9 @@ static const char usage[] =
 	"                         (MADV_DONTNEED), as host reclaim or a balloon does:\n"
 	"                         MMU-notifier zaps take mmu_lock for write while the\n"
 	"                         vCPUs fault, and racing faults are retried\n"
+	"      --mmio N           after each pass, N reads of a guest-physical page no\n"
+	"                         memslot backs: KVM emulates each and exits with\n"
+	"                         KVM_EXIT_MMIO, as a device's registers do (long mode)\n"
 	"      --name NAME        the VM's name, given the way QEMU's -name gives it:\n"
 	"                         tools read it from the command line (kvmmmu-hist -p NAME)\n"
 	"      --no-stats-fds     keep no KVM binary stats fd open, as QEMU does between\n"
@@ -72,7 +76,8 @@ static const char usage[] =
 	"      --label TEXT       label recorded in the CSV metadata\n"
 	"  -v, --verbose          print setup details\n"
 	"  -h, --help             show this help\n"
-	"      --version          print the version\n"
+	"      --usage            show the synopsis alone\n"
+	"  -V, --version          print the version\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    kvmmmu-load                          # 1 vCPU populates 64 MiB\n"
@@ -100,7 +105,9 @@ enum {
 	OPT_CSV,
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
+	OPT_MMIO,
 	OPT_VERSION,
+	OPT_USAGE,
 };
 
 static const struct option long_opts[] = {
@@ -112,6 +119,7 @@ static const struct option long_opts[] = {
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
+	{"mmio", required_argument, NULL, OPT_MMIO},
 	{"name", required_argument, NULL, OPT_NAME},
 	{"no-stats-fds", no_argument, NULL, OPT_NO_STATS_FDS},
 	{"dirty-log-on-signal", no_argument, NULL, OPT_DIRTY_LOG_ON_SIGNAL},
@@ -123,6 +131,7 @@ static const struct option long_opts[] = {
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"usage", no_argument, NULL, OPT_USAGE},
 	{},
 };
 
@@ -202,7 +211,7 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	o->passes = 1;
 
 	opterr = 0; /* our own single-line messages */
-	while ((opt = getopt_long(argc, argv, ":vh", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vhV", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case OPT_VCPUS:
 			if (parse_count("--vcpus", optarg, 1, LOAD_MAX_VCPUS, &o->vcpus))
@@ -242,6 +251,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_RECLAIM:
 			if (parse_count("--reclaim", optarg, 1, 60000, &o->reclaim_ms))
+				return -1;
+			break;
+		case OPT_MMIO:
+			if (parse_count("--mmio", optarg, 1, 1000000, &o->mmio_reads))
 				return -1;
 			break;
 		case OPT_SHARED:
@@ -284,9 +297,17 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 		case 'h':
 			fputs(usage, stdout);
 			return 1;
+		case 'V': /* -V and --usage, as the other commands (argp) have them */
 		case OPT_VERSION:
 			printf("kvmmmu-load %s\n", KVMMMU_VERSION);
 			return 1;
+		case OPT_USAGE: {
+			/* the synopsis alone: the USAGE paragraph of --help */
+			const char *from = strstr(usage, "USAGE: "), *to = strstr(from, "\n\n");
+
+			printf("%.*s\n", (int)(to - from), from);
+			return 1;
+		}
 		default:
 			report_bad_option(opt, argv);
 			return -1;
@@ -303,6 +324,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	if (o->passes_after && !o->dirty_iters) {
 		elog("--passes-after: needs --dirty-log (passes after dirty logging is turned "
 		     "off)");
+		return -1;
+	}
+	if (o->mmio_reads && o->mode != GUEST_LONG) {
+		elog("--mmio: long mode only (--guest-mode long)");
 		return -1;
 	}
 	if (!guest_mode_is_long(o->mode) &&

@@ -116,11 +116,15 @@ static uint64_t first_table_gpa(unsigned int nr_vcpus)
 	return code_gpa(nr_vcpus);
 }
 
-/* Slot 0 size: fixed pages plus the worst case of tables for the two mapped ranges. */
+/*
+ * Slot 0 size: fixed pages plus the worst case of tables for the two mapped
+ * ranges, and a PDPT and a PD for --mmio's page.
+ */
 uint64_t guest_sys_size(unsigned int nr_vcpus, uint64_t test_gpa, uint64_t test_size)
 {
 	uint64_t tables = 2 * (1 + span_count(test_gpa, test_size, SIZE_512G) +
-			       span_count(test_gpa, test_size, SIZE_1G));
+			       span_count(test_gpa, test_size, SIZE_1G)) +
+			  2;
 
 	return first_table_gpa(nr_vcpus) + tables * LOAD_PAGE_SIZE;
 }
@@ -281,6 +285,8 @@ void guest_build_memory(struct vm *vm)
 	case GUEST_CR0WP:
 		pt_map_2m(&b, 0, tables_gpa);
 		pt_map_2m(&b, vm->test_gpa, vm->test_size);
+		if (vm->mmio_reads)
+			pt_map_2m(&b, MMIO_GPA, LOAD_PAGE_SIZE);
 		break;
 	case GUEST_PAE:
 		pt_map_pae(&b, 0, tables_gpa);
@@ -366,6 +372,8 @@ int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 	regs.rdi = v->gpa;
 	regs.rsi = v->pages;
 	regs.rdx = LOAD_PORT;
+	regs.r8 = v->vm->mmio_reads;
+	regs.r9 = MMIO_GPA;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
 		elog("vCPU %d: KVM_SET_REGS: %s", v->id, strerror(errno));
 		return -1;

@@ -9,6 +9,7 @@
  *      %rsi = number of 4 KiB pages in the region (at least 1)
  *      %dx  = I/O port the host watches for "pass done"
  *      %al  = value to store (the pass number, low byte)
+ *      %r8  = MMIO reads after each pass (--mmio), %r9 = their address
  */
 	.section .rodata, "a"
 	.code64
@@ -24,8 +25,15 @@ guest_code_start:
 	addq	$4096, %rbx
 	decq	%rcx
 	jnz	2b
+	movq	%r8, %rcx
+	testq	%rcx, %rcx
+	jz	4f
+	/* no memslot there: each read is emulated by KVM and exits to the host */
+3:	movb	(%r9), %r10b
+	decq	%rcx
+	jnz	3b
 	/* Allowed at CPL3 because the host gives us RFLAGS.IOPL = 3. */
-	outb	%al, (%dx)
+4:	outb	%al, (%dx)
 	jmp	1b
 guest_code_end:
 

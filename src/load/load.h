@@ -28,6 +28,8 @@
 #define TEST_SLOT 1
 #define TEST_GPA (4ULL << 30)	 /* long mode: above 4 GiB */
 #define TEST_GPA_32 (1ULL << 30) /* 32-bit modes: below 4 GiB, with room for 2 GiB */
+/* --mmio: reads of a guest-physical page no memslot backs, between slot 0 and the test memory */
+#define MMIO_GPA (3ULL << 30)
 #define TEST_MAX_32 (2ULL << 30)
 
 /* How the guest runs, and so which of KVM's page-fault handlers takes its faults. */
@@ -65,6 +67,7 @@ struct load_opts {
 	bool no_stats_fds;	  /* open none: tools must find KVM's counters elsewhere */
 	bool dirty_log_on_signal; /* write passes until SIGUSR1, then dirty logging */
 	unsigned int reclaim_ms;  /* 0: no reclaim thread */
+	unsigned int mmio_reads;  /* MMIO reads after each pass (long mode), 0: none */
 	const char *name;	  /* --name: for tools that read it from our command line */
 	const char *csv_path;
 	const char *label;
@@ -80,8 +83,9 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool started;
-	uint64_t gpa;	/* first GPA of this vCPU's region */
-	uint64_t pages; /* 4 KiB pages in the region */
+	uint64_t gpa;	     /* first GPA of this vCPU's region */
+	uint64_t pages;	     /* 4 KiB pages in the region */
+	uint64_t mmio_exits; /* KVM_EXIT_MMIO of --mmio's reads */
 	struct kvm_stats stats;
 	bool have_stats;
 };
@@ -96,9 +100,10 @@ struct vm {
 	size_t test_map_len;
 	void *test_mem;
 	uint64_t test_size;
-	uint64_t test_gpa; /* TEST_GPA, or TEST_GPA_32 in 32-bit guest modes */
-	bool shared;	   /* every vCPU's region is the whole test memory */
-	bool no_stats_fds; /* --no-stats-fds */
+	uint64_t test_gpa;	 /* TEST_GPA, or TEST_GPA_32 in 32-bit guest modes */
+	bool shared;		 /* every vCPU's region is the whole test memory */
+	bool no_stats_fds;	 /* --no-stats-fds */
+	unsigned int mmio_reads; /* --mmio */
 	enum guest_mode mode;
 	uint32_t test_flags; /* KVM_MEM_* flags currently set on TEST_SLOT */
 	bool manual_protect; /* KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE is on */

@@ -326,6 +326,8 @@ int main(int argc, char **argv)
 	int kvm_fd, ret = 1;
 
 	load_out = stdout;
+	/* each phase's lines as it ends, also into a pipe or a log that others watch */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	ret = load_parse_args(argc, argv, &o);
 	if (ret)
 		return ret > 0 ? 0 : EXIT_USAGE;

@@ -175,6 +175,15 @@ static int vcpu_run_pass(struct vcpu *v)
 			if (run->io.port == LOAD_PORT && run->io.direction == KVM_EXIT_IO_OUT)
 				return 0;
 			break;
+		case KVM_EXIT_MMIO:
+			/* --mmio's reads: a device that reads as zero */
+			if (v->vm->mmio_reads && !run->mmio.is_write &&
+			    run->mmio.phys_addr - MMIO_GPA < LOAD_PAGE_SIZE) {
+				memset(run->mmio.data, 0, sizeof(run->mmio.data));
+				v->mmio_exits++;
+				continue;
+			}
+			break;
 		case KVM_EXIT_INTR:
 			if (stopping())
 				return 1;

@@ -142,6 +142,7 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 	vm->shared = o->shared;
 	vm->no_stats_fds = o->no_stats_fds;
 	vm->mode = o->mode;
+	vm->mmio_reads = o->mmio_reads;
 	vm->test_gpa = guest_mode_is_long(o->mode) ? TEST_GPA : TEST_GPA_32;
 	vm->test_size = o->shared ? o->mem : o->mem * o->vcpus;
 

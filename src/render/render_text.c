@@ -164,9 +164,7 @@ static void render_outcomes(FILE *f, const struct figures *fg, const struct ret_
 
 		if (!names->name[r])
 			continue;
-		/* CONTINUE and INVALID never leave the fault handler */
-		if (!fg->ret_pf[r] &&
-		    (!strcmp(names->name[r], "continue") || !strcmp(names->name[r], "invalid")))
+		if (!fg->ret_pf[r] && !ret_pf_listed_when_zero(names->name[r]))
 			continue;
 		snprintf(name, sizeof(name), "ret_pf_%s", names->name[r]);
 		fprintf(f, "    %-24s %12llu %6.1f%%\n", name, (unsigned long long)fg->ret_pf[r],

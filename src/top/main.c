@@ -264,6 +264,12 @@ static int run_screen(struct top *t)
 	double next = sysinfo_monotonic() + FIRST_FRAME_S;
 	int err = screen_open(t);
 
+	if (err == -ENOTTY) {
+		elog("note: no screen on this terminal (TERM=%s, or not a terminal): batch frames "
+		     "instead, as with -b",
+		     getenv("TERM") ?: "");
+		return run_batch(t);
+	}
 	if (err)
 		return err;
 	while (!quit_signal && !t->quit) {

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <curses.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "screen.h"
 #include "log.h"
@@ -49,10 +51,9 @@ static void restore(void)
 int screen_open(struct top *t)
 {
 	(void)t;
-	if (!initscr()) {
-		elog("cannot use the terminal (TERM=%s): try -b", getenv("TERM") ?: "");
-		return -1;
-	}
+	/* newterm(), not initscr(): on a terminal ncurses cannot drive, it returns, not exits */
+	if (!isatty(STDOUT_FILENO) || !newterm(NULL, stdout, stdin))
+		return -ENOTTY;
 	open_screen = true;
 	atexit(restore); /* the terminal comes back whatever way we leave */
 	cbreak();
@@ -285,8 +286,7 @@ static void draw_vcpu(struct top *t, int y)
 	put(y++, 2, "%-24s %12llu", "faults", (unsigned long long)faults);
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS && y < LINES - 1; r++) {
 		if (!t->prev.ret_pf.name[r] ||
-		    (!f.ret_pf[r] && (!strcmp(t->prev.ret_pf.name[r], "continue") ||
-				      !strcmp(t->prev.ret_pf.name[r], "invalid"))))
+		    (!f.ret_pf[r] && !ret_pf_listed_when_zero(t->prev.ret_pf.name[r])))
 			continue;
 		put(y++, 2, "ret_pf_%-17s %12llu %6.1f%%", t->prev.ret_pf.name[r],
 		    (unsigned long long)f.ret_pf[r],
@@ -350,7 +350,8 @@ static void draw_absent(const struct top_table *tb, int y)
 			c + 1 < N_TOP_COLS && !tb->have[c + 1] && tb->why[c + 1] == tb->why[c];
 		const char *sep = " ";
 
-		if (tb->have[c])
+		/* shown, or not known yet (before the first reading: no reason to give) */
+		if (tb->have[c] || !tb->why[c])
 			continue;
 		/* columns that are absent for one reason share it: "P50 P99 MAX (why)" */
 		if (!c || tb->have[c - 1] || tb->why[c - 1] != tb->why[c])
@@ -397,7 +398,9 @@ void screen_draw(struct top *t)
 	put(y++, 0, "%s  %s  sort: %s%s  refresh %.1f s  latency: %s%s", view,
 	    t->since_start ? "counts since start" : "per second", top_sort_name(t->sort),
 	    t->invert ? " (inverted)" : "", t->delay,
-	    tb->latency ? tb->latency : "none here (kvmmmu-check says why)",
+	    tb->latency	   ? tb->latency
+	    : t->have_prev ? "none here (kvmmmu-check says why)"
+			   : "(first reading pending)",
 	    t->facts.sample_every > 1 ? ", sampled" : "");
 	if (t->bpf_stats)
 		snprintf(cost, sizeof(cost), "kvmmmu BPF %.2f ms/s (%.2f%% of a CPU)",

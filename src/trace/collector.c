@@ -170,6 +170,21 @@ static bool kprobe_pmu_present(void)
 	return access("/sys/bus/event_source/devices/kprobe/type", F_OK) == 0;
 }
 
+/*
+ * KVMMMU_UNPROBED=FUNC[,FUNC...]: for tests, treat FUNC as a kernel would
+ * where it cannot be probed (inlined, or notrace), to check the fallbacks.
+ */
+static bool unprobed_by_env(const char *func)
+{
+	const char *list = getenv("KVMMMU_UNPROBED"), *p;
+	size_t n = strlen(func);
+
+	for (p = list; p && *p; p += strcspn(p, ","), p += *p == ',')
+		if (!strncmp(p, func, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
 enum attach_kind collector_choose_function(struct collector *c, const char *func, char *why,
 					   size_t len)
 {
@@ -178,6 +193,10 @@ enum attach_kind collector_choose_function(struct collector *c, const char *func
 
 	if (c->opts.mode == PROBE_MODE_TRACEPOINT) {
 		snprintf(why, len, "not tried (--probe-mode tracepoint)");
+		return ATTACH_NONE;
+	}
+	if (unprobed_by_env(func)) {
+		snprintf(why, len, "not tried (KVMMMU_UNPROBED)");
 		return ATTACH_NONE;
 	}
 	if (ks != KSYM_PRESENT) {
@@ -289,6 +308,10 @@ static void plan(struct collector *c, const enum attach_kind func_kind[N_FUNC],
 	}
 	c->func_mode = outcome_funcs;
 	ro->func_mode = outcome_funcs;
+	for (size_t i = 0; i < N_FUNC; i++)
+		if (!strcmp(functions[i].func, "direct_page_fault"))
+			ro->direct_probed = func_kind[i] != ATTACH_NONE;
+	ro->pf_exit_rsvd_is_mmio = !sysinfo_vmx_ept();
 	ro->done_event = c->done_event;
 	ro->filter_pids = c->opts.filter_pids;
 	ro->follow_forks = c->opts.follow_forks;
@@ -492,8 +515,21 @@ static int open_extras(struct collector *c)
 	return mmu_extras_open(c->extras, c, c->opts.lock, c->opts.events);
 }
 
+void collector_size_thread_map(const struct collector *c, struct bpf_map *map)
+{
+	if (!c->prealloc_maps) {
+		bpf_map__set_max_entries(map, c->max_threads);
+		return;
+	}
+	bpf_map__set_map_flags(map, bpf_map__map_flags(map) & ~BPF_F_NO_PREALLOC);
+	bpf_map__set_max_entries(map, c->max_threads < KVMMMU_PREALLOC_THREADS
+					      ? c->max_threads
+					      : KVMMMU_PREALLOC_THREADS);
+}
+
 int collector_open(struct collector *c, const struct collector_opts *opts)
 {
+	char release[128];
 	enum attach_kind func_kind[N_FUNC];
 	bool raw_only[N_TP] = {};
 	int err, attempt;
@@ -501,6 +537,12 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	memset(c, 0, sizeof(*c));
 	c->opts = *opts;
 	c->max_threads = opts->max_threads ? opts->max_threads : default_max_threads();
+	c->prealloc_maps =
+		!sysinfo_release_at_least(sysinfo_kernel_release(release, sizeof(release)), 6, 1);
+	if (c->prealloc_maps)
+		vlog("note: kernel %s (before 6.1): per-thread maps preallocated, %d threads at "
+		     "most",
+		     release, KVMMMU_PREALLOC_THREADS);
 	kprobes_init(&c->kprobes, kretprobe_maxactive(c->max_threads));
 	err = kernel_btf_load(&c->kb);
 	if (err) {
@@ -550,7 +592,7 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			return err;
 		}
 		plan(c, func_kind, raw_only);
-		bpf_map__set_max_entries(c->skel->maps.thread_stats, c->max_threads);
+		collector_size_thread_map(c, c->skel->maps.thread_stats);
 		bpf_map__set_max_entries(c->skel->maps.seen_procs, c->max_threads);
 		err = faults_bpf__load(c->skel);
 		if (err && load_another_way(c, log_libbpf_failed_prog(), func_kind, raw_only)) {

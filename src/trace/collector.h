@@ -16,6 +16,8 @@
 #include "ret_pf.h"
 #include "vcpu_map.h"
 
+struct bpf_map;
+
 enum probe_mode {
 	PROBE_MODE_AUTO,
 	PROBE_MODE_FENTRY,
@@ -120,6 +122,7 @@ struct collector {
 	int *new_procs;		/* processes first seen since collector_take_new() */
 	size_t n_new_procs, cap_new_procs;
 	unsigned int max_threads; /* entries of each per-thread map */
+	bool prealloc_maps;	  /* before 6.1: per-thread maps preallocated */
 	struct retired_thread *retired;
 	size_t n_retired, cap_retired;
 	struct {
@@ -139,6 +142,14 @@ struct collector {
  * with reasons).
  */
 int collector_open(struct collector *c, const struct collector_opts *opts);
+/*
+ * Sizes per-thread map MAP for the collector's threads. Before 6.1, hash
+ * maps allocated at run time are unsafe in tracing programs (the verifier
+ * warns and taints; PREEMPT_RT refuses them): there they are preallocated,
+ * for at most KVMMMU_PREALLOC_THREADS threads.
+ */
+#define KVMMMU_PREALLOC_THREADS 1024
+void collector_size_thread_map(const struct collector *c, struct bpf_map *map);
 /*
  * Lets faults start counting, once every program of every object is
  * attached (they attach one by one: a request seen before its SPTE's

@@ -65,7 +65,7 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	 * A request no SPTE followed, unless in flight (settle_pending()): as
 	 * resolve_pending() would (the TDP MMU traces its spurious faults).
 	 */
-	if (final && s->st.pending && !c->func_mode && !c->done_event &&
+	if (final && s->st.pending && !s->st.prefetch && !c->func_mode && !c->done_event &&
 	    !settle_in_flight(settled, k)) {
 		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
 		int path = s->st.tdp_mmu_fault || s->st.tdp_changes ? KVMMMU_FP_TDP_MMU

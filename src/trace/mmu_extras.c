@@ -260,7 +260,7 @@ again:
 	if (!err)
 		err = share_maps(c, x->lock->maps.thread_news, x->lock->maps.seen_procs,
 				 x->lock->maps.mmu_locks);
-	bpf_map__set_max_entries(x->lock->maps.lock_stats, c->max_threads);
+	collector_size_thread_map(c, x->lock->maps.lock_stats);
 	log_libbpf_forget();
 	if (!err)
 		err = mmu_lock_bpf__load(x->lock);
@@ -369,7 +369,7 @@ again:
 	if (!err)
 		err = share_maps(c, x->events->maps.thread_news, x->events->maps.seen_procs,
 				 x->events->maps.mmu_locks);
-	bpf_map__set_max_entries(x->events->maps.mmu_stats, c->max_threads);
+	collector_size_thread_map(c, x->events->maps.mmu_stats);
 	bpf_map__set_max_entries(x->events->maps.calls, c->max_threads);
 	log_libbpf_forget();
 	if (!err)

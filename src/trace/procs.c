@@ -153,23 +153,38 @@ int procs_find_vmms(const char *proc_root, const struct proc_spec *specs, size_t
 
 bool proc_is_vmm(const char *proc_root, int pid)
 {
+	return proc_has_vm(proc_root, pid) > 0;
+}
+
+int proc_has_vm(const char *proc_root, int pid)
+{
 	char path[PATH_MAX], target[128];
 	struct dirent *e;
 	bool vmm = false;
+	int links = 0, read = 0;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "%s/%d/fd", proc_root, pid);
 	d = opendir(path);
 	if (!d)
-		return false;
+		return -errno;
 	while (!vmm && (e = readdir(d))) {
-		ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
+		ssize_t n;
 
+		if (e->d_name[0] == '.')
+			continue;
+		links++;
+		n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
+		read++;
 		target[n] = '\0';
-		vmm = !strcmp(target, "anon_inode:kvm-vm");
+		/* a VM's fd, or a vCPU's (a VMM may close the VM's own once its vCPUs exist) */
+		vmm = !strcmp(target, "anon_inode:kvm-vm") ||
+		      !strncmp(target, "anon_inode:kvm-vcpu:", 20);
 	}
 	closedir(d);
+	if (!vmm && links && !read)
+		return -EACCES; /* fds we may not look at say nothing */
 	return vmm;
 }

@@ -33,5 +33,7 @@ int procs_find_vmms(const char *proc_root, const struct proc_spec *specs, size_t
 void proc_comm(const char *proc_root, int pid, int tid, char *buf, size_t len);
 /* Whether PID has a KVM VM open (an fd named anon_inode:kvm-vm). */
 bool proc_is_vmm(const char *proc_root, int pid);
+/* 1 when PID has a VM or vCPU fd open, 0 when it has none, -errno when its fds cannot be read. */
+int proc_has_vm(const char *proc_root, int pid);
 
 #endif

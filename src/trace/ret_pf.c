@@ -11,7 +11,7 @@ static int set_name(struct ret_pf_table *t, long long value, const char *enumera
 {
 	char *lower;
 
-	if (value < 0 || value >= KVMMMU_RET_PF_SLOTS)
+	if (value < 0 || value >= KVMMMU_RET_PF_ERROR)
 		return -ERANGE;
 	lower = strdup(enumerator + strlen("RET_PF_"));
 	if (!lower)
@@ -21,6 +21,14 @@ static int set_name(struct ret_pf_table *t, long long value, const char *enumera
 	free(t->name[value]);
 	t->name[value] = lower;
 	return 0;
+}
+
+/* The slot of a handler's negative return: not a RET_PF_* value, but an outcome all the same. */
+static int name_error(struct ret_pf_table *t)
+{
+	free(t->name[KVMMMU_RET_PF_ERROR]);
+	t->name[KVMMMU_RET_PF_ERROR] = strdup("error");
+	return t->name[KVMMMU_RET_PF_ERROR] ? 0 : -ENOMEM;
 }
 
 int ret_pf_from_btf(struct ret_pf_table *t, const struct btf *btf)
@@ -57,7 +65,7 @@ int ret_pf_from_btf(struct ret_pf_table *t, const struct btf *btf)
 	if (!found)
 		return -ENOENT;
 	t->source = RET_PF_FROM_BTF;
-	return 0;
+	return name_error(t);
 }
 
 bool ret_pf_format_lacks_enum_fix(const char *format_text)
@@ -99,7 +107,7 @@ int ret_pf_from_format(struct ret_pf_table *t, const char *format_text)
 		return -ERANGE;
 	}
 	t->source = RET_PF_FROM_TRACEFS;
-	return 0;
+	return name_error(t);
 }
 
 int ret_pf_value(const struct ret_pf_table *t, const char *name)
@@ -117,4 +125,9 @@ void ret_pf_free(struct ret_pf_table *t)
 		t->name[i] = NULL;
 	}
 	t->source = RET_PF_FROM_NONE;
+}
+
+bool ret_pf_listed_when_zero(const char *name)
+{
+	return strcmp(name, "continue") && strcmp(name, "invalid") && strcmp(name, "error");
 }

@@ -40,5 +40,10 @@ bool ret_pf_format_lacks_enum_fix(const char *format_text);
 /* Value of the named outcome ("fixed"), -1 when unknown. */
 int ret_pf_value(const struct ret_pf_table *t, const char *name);
 void ret_pf_free(struct ret_pf_table *t);
+/*
+ * Whether outcome NAME is listed even with no fault: not CONTINUE and INVALID
+ * (they never leave the handler), nor "error" (a handler's negative return).
+ */
+bool ret_pf_listed_when_zero(const char *name);
 
 #endif

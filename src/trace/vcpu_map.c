@@ -133,19 +133,45 @@ static void record(struct vcpu_map *m, int pid, int tid, int vcpu, enum vcpu_sou
 	m->e[m->n++] = (struct vcpu_map_entry){pid, tid, vcpu, source};
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * QEMU names its vCPU threads by cpu_index ("CPU N/KVM"), but creates each
+ * vCPU in KVM with its APIC id, which skips values when cores or threads per
+ * socket are not a power of two (-smp 6,cores=3: APIC ids 0-2 and 4-6). The
+ * APIC id grows with the index, and QEMU creates vCPUs in index order, so
+ * index N is the Nth smallest vCPU id the process has created (IDS, sorted).
+ */
+static int qemu_vcpu(int index, const int *ids, size_t n)
+{
+	if (!n)
+		return index;
+	return (size_t)index < n ? ids[index] : -1;
+}
+
 int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid)
 {
 	char path[PATH_MAX];
 	struct dirent *e;
+	int ids[VCPU_MAP_MAX_IDS], n_ids;
 	DIR *d;
 
 	snprintf(path, sizeof(path), "%s/%d/task", proc_root, pid);
 	d = opendir(path);
 	if (!d)
 		return -errno;
+	n_ids = vcpu_fds(proc_root, pid, ids, VCPU_MAP_MAX_IDS);
+	if (n_ids < 0)
+		n_ids = 0;
+	qsort(ids, (size_t)n_ids, sizeof(ids[0]), cmp_int);
 	while ((e = readdir(d))) {
 		char comm[64];
-		int tid, vcpu;
+		int tid, vcpu, index;
 
 		if (!isdigit((unsigned char)e->d_name[0]))
 			continue;
@@ -162,7 +188,9 @@ int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid)
 			record(m, pid, tid, vcpu, VCPU_FROM_SYSCALL);
 			continue;
 		}
-		vcpu = vcpu_from_thread_name(comm);
+		index = id_between(comm, "CPU ", "/KVM");
+		vcpu = index >= 0 ? qemu_vcpu(index, ids, (size_t)n_ids)
+				  : vcpu_from_thread_name(comm);
 		if (vcpu >= 0)
 			record(m, pid, tid, vcpu, VCPU_FROM_COMM);
 	}

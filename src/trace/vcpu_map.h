@@ -31,7 +31,12 @@ struct vcpu_map {
  * "fc_vcpu N", cloud-hypervisor "vcpuN", crosvm "crosvm_vcpuN"; else -1.
  */
 int vcpu_from_thread_name(const char *comm);
-/* Scans PID's threads under PROC_ROOT and records what it finds; keeps earlier findings. */
+/*
+ * Scans PID's threads under PROC_ROOT and records what it finds; keeps
+ * earlier findings. A QEMU thread name's cpu_index is translated to the
+ * vCPU id KVM has (the APIC id), from the process's kvm-vcpu fds.
+ */
+#define VCPU_MAP_MAX_IDS 1024
 int vcpu_map_scan(struct vcpu_map *m, const char *proc_root, int pid);
 /* vCPU id of TID in PID, or -1. */
 int vcpu_map_lookup(const struct vcpu_map *m, int pid, int tid);

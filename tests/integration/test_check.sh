@@ -27,6 +27,9 @@ check "check/usage: unknown option exits 2 with one line" "wrong status or outpu
 	one_line_exit 2 "$CHECK" --no-such-option
 check "check/usage: stray argument exits 2 with one line" "wrong status or output" \
 	one_line_exit 2 "$CHECK" extra
+out=$("$CHECK" extra 2>&1)
+check "check/usage: stray argument named as the --validate duration" "$out" \
+	eval 'echo "$out" | grep -q "the --validate duration '"'"'extra'"'"'"'
 
 # Not root: one line, exit 1. The binary is copied where the unprivileged user can run it.
 if [ "$(id -u)" != 0 ]; then

@@ -161,7 +161,53 @@ bad same-side-twice 2 "$TMP/a1.csv" "$TMP/a1.csv"
 bad empty-name 1 "=$TMP/a1.csv" "$TMP/b1.csv"
 bad one-side 2 "$TMP/a1.csv"
 bad bad-alpha 2 --alpha 2 "$TMP/a1.csv" "$TMP/b1.csv"
-bad plot-extension 1 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
+# --plot is checked before anything is read (exit 2); gnuplot's own failure is one line
+bad plot-extension 2 --plot "$TMP/x.jpg" "$TMP/a1.csv" "$TMP/b1.csv"
+bad plot-missing-folder 2 --plot /nonexistent/dir/x.png "$TMP/a1.csv" "$TMP/b1.csv"
+if command -v gnuplot >/dev/null; then
+	mkdir -p "$TMP/folder.png"
+	bad plot-gnuplot-fails 1 --plot "$TMP/folder.png" "$TMP/a1.csv" "$TMP/b1.csv"
+fi
+# a VM name is the VMM's to choose: escape codes and newlines reach no terminal
+for side in ea eb; do
+	printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,%s,"ev\033[31mil\nvm"\n' \
+		"$([ $side = ea ] && echo 10 || echo 20)" >"$TMP/$side.csv"
+done
+"$DIFF" "$TMP/ea.csv" "$TMP/eb.csv" >"$TMP/escape.out" 2>&1
+check diff/vm-name-escaped "$(grep '^VM' "$TMP/escape.out" | od -c | head -3 | tr -s ' ')" \
+	eval '! grep -q "$(printf "\033")" "$TMP/escape.out" && grep -q "^VM ev\\\\x1b\[31mil\\\\x0avm$" "$TMP/escape.out"'
+bad filter-matches-nothing 1 --filter zzz "$TMP/a1.csv" "$TMP/b1.csv"
+check diff/filter-matches-nothing-says-so "$(cat "$TMP/bad.err")" \
+	grep -q "no figure matches --filter 'zzz'" "$TMP/bad.err"
+# a count kvmmmu never writes (what pandas or a hand edit makes of one): refused,
+# with its line, not read as a number (4103.0 was once 94 T faults)
+for v in 4103.0 -5 0x10 5.5 1e3 +16; do
+	printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,%s,vm1\n' \
+		"$v" >"$TMP/count.csv"
+	bad "count-$v" 1 "$TMP/count.csv" "$TMP/a1.csv"
+	check "diff/count-$v-says-line" "$(cat "$TMP/bad.err")" \
+		grep -q "count.csv: line 3: faults is a count" "$TMP/bad.err"
+done
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qe\0mu,,bpf,faults,,7,vm1\n' \
+	>"$TMP/nul.csv"
+bad nul-byte 1 "$TMP/nul.csv" "$TMP/a1.csv"
+# cumulative buckets that drop: no histogram kvmmmu writes (p50 once read 0.02 ns)
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,9,vm1\n1.0,100,qemu,,bpf,fault_ns,2047,9,vm1\n1.0,100,qemu,,bpf,fault_ns,4095,3,vm1\n1.0,100,qemu,,bpf,fault_ns,+Inf,9,vm1\n1.0,100,qemu,,bpf,fault_ns_count,,9,vm1\n' \
+	>"$TMP/drop.csv"
+bad buckets-drop 1 "$TMP/drop.csv" "$TMP/a1.csv"
+check diff/buckets-drop-says-line "$(cat "$TMP/bad.err")" grep -q 'line 5: fault_ns le 4095 is below' "$TMP/bad.err"
+bad directory 1 "$TMP" "$TMP/a1.csv"
+check diff/directory-says-so "$(cat "$TMP/bad.err")" grep -q 'Is a directory' "$TMP/bad.err"
+# endless input is refused at once, not read until memory runs out: /dev/zero
+# (a NUL byte), and a line that never ends
+timeout 20 "$DIFF" /dev/zero "$TMP/a1.csv" >"$TMP/zero.out" 2>&1
+rc=$?
+check diff/dev-zero-refused "exit $rc: $(head -c 200 "$TMP/zero.out")" \
+	eval 'test $rc = 1 && grep -q "line 1: a NUL byte" "$TMP/zero.out"'
+timeout 20 "$DIFF" <(yes | tr -d '\n') "$TMP/a1.csv" >"$TMP/endless.out" 2>&1
+rc=$?
+check diff/endless-line-refused "exit $rc: $(head -c 200 "$TMP/endless.out")" \
+	eval 'test $rc = 1 && grep -q "line 1: longer than 65536 bytes" "$TMP/endless.out"'
 "$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1 | grep -q 'line [0-9]*: expected 9 fields' &&
 	pass diff/truncated-row-line-number || fail diff/truncated-row-line-number "$("$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1)"
 
@@ -186,6 +232,25 @@ check diff/geomean-of-latency-only "$(grep geomean "$TMP/geo.out")" \
 	grep -q 'geomean .* n/a  (no latency figure on both sides)' "$TMP/geo.out"
 check diff/header-counts-tested-rows "$(grep 'rows tested' "$TMP/geo.out")" \
 	grep -q '^6 rows tested' "$TMP/geo.out"
+
+# what the header promises holds row by row: no p-value below the smallest 4
+# and 4 runs can give (ties: the approximation went to 0.013), none at all
+# with 3 and 3 ("only deltas"), no spread from one run (benchstat's ±∞), and
+# no p in CSV where no test ran
+for i in 1 2 3 4; do synth "$TMP/ta$i.csv" 100; synth "$TMP/tb$i.csv" 200; done
+"$DIFF" "A=$TMP/ta1.csv,$TMP/ta2.csv,$TMP/ta3.csv,$TMP/ta4.csv" \
+	"B=$TMP/tb1.csv,$TMP/tb2.csv,$TMP/tb3.csv,$TMP/tb4.csv" >"$TMP/ties.out" 2>&1
+check diff/ties-p-not-below-exact-minimum "$(grep -o 'p=[0-9.]*' "$TMP/ties.out" | sort -u | tr '\n' ' ')" \
+	eval 'grep -q "p=" "$TMP/ties.out" && ! grep -o "p=[0-9.]*" "$TMP/ties.out" | awk -F= "\$2 < 0.0285 { bad = 1 } END { exit !bad }"'
+"$DIFF" "A=$TMP/ta1.csv,$TMP/ta2.csv,$TMP/ta3.csv" "B=$TMP/tb1.csv,$TMP/tb2.csv,$TMP/tb3.csv" \
+	>"$TMP/three.out" 2>&1
+check diff/three-runs-no-p "$(grep 'p=' "$TMP/three.out" | head -2)" \
+	eval 'grep -q "only deltas are shown" "$TMP/three.out" && ! grep -q "p=" "$TMP/three.out"'
+"$DIFF" "$TMP/ta1.csv" "$TMP/tb1.csv" >"$TMP/one.out" 2>&1
+check diff/one-run-spread-infinite "$(grep '  faults ' "$TMP/one.out")" grep -q '^  faults .*±   ∞' "$TMP/one.out"
+"$DIFF" --format csv "$TMP/ta1.csv" "$TMP/tb1.csv" >"$TMP/one.csv" 2>&1
+check diff/csv-no-p-untested "$(grep ',faults,' "$TMP/one.csv")" \
+	awk -F, '$3 == "faults" { f = 1; if ($(NF - 1) != "" || $5 != "inf") bad = 1 } END { exit !(f && !bad) }' "$TMP/one.csv"
 
 # the statistics against an independent implementation: scipy, as a test
 # oracle only (Debian's python3-scipy; /usr/bin/python3, whatever else is first on PATH):

@@ -286,6 +286,9 @@ bad config-not-yaml 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/b
 bad config-plain-password 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/plain.yml"
 bad config-unsupported 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/unsup.yml"
 bad config-unknown-field 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/unknown.yml"
+# a config that cannot be read whole is fatal, never plain HTTP without its users
+mkdir -p "$TMP/config-dir.yml"
+bad config-is-a-directory 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/config-dir.yml"
 bad listen-port-range 2 --web.listen-address=127.0.0.1:99999
 bad listen-no-port 2 --web.listen-address=localhost
 bad listen-in-use 1 --web.listen-address=127.0.0.1:$EPORT1

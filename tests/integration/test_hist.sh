@@ -191,10 +191,16 @@ wait $vmm 2>/dev/null
 check hist/name-escaped "$(grep '^VM pid' "$TMP/h12.out" | head -1)" \
 	grep -q '^VM pid [0-9]* (db,x "1" \\xff)$' "$TMP/h12.out"
 # a VM that starts later, found by its name
-"$HIST" -p 'mail-[0-9]' --wait >"$TMP/h13.out" 2>&1 &
+# (the VM lives until the tracer has reported it: a VM gone before its name
+# was read cannot be matched by it, and a loaded host can take that long)
+"$HIST" -p 'mail-[0-9]' --wait --csv "$TMP/h13.csv" 1 >"$TMP/h13.out" 2>&1 &
 hp=$!
 wait_tracing "$TMP/h13.out"
-"$LOAD" --name mail-7 --vcpus 1 --mem 8M >/dev/null 2>&1
+"$LOAD" --name mail-7 --vcpus 1 --mem 8M --duration 3600 >/dev/null 2>&1 &
+late=$!
+wait_for_row "$TMP/h13.csv" faults $late
+kill $late
+wait $late 2>/dev/null
 kill -INT $hp
 wait $hp
 check hist/name-late-vm "$(grep '^VM pid' "$TMP/h13.out" | head -1)" grep -q '^VM pid [0-9]* (mail-7)$' "$TMP/h13.out"
@@ -298,12 +304,26 @@ bad unwritable-csv 1 --csv /nonexistent/dir/x.csv -d 1
 bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
 bad bad-vcpu 2 --vcpu x
 bad sample-zero 2 --sample 0
+bad both-units 2 -m -u
+"$HIST" -h >"$TMP/h-help.out" 2>"$TMP/h-help.err"
+check hist/short-help-on-stdout "stdout $(wc -l <"$TMP/h-help.out") lines, stderr $(wc -l <"$TMP/h-help.err")" \
+	eval 'grep -q "^Usage: kvmmmu-hist" "$TMP/h-help.out" && [ ! -s "$TMP/h-help.err" ]'
 bad sample-text 2 --sample often
 bad nothing-after-dashes 2 --
 bad empty-name 2 -p ''
 bad not-a-vm 1 -p 1
 bad missing-command 1 -- /nonexistent/cmd
 bad full-csv 1 --csv /dev/full -d 1
+# the command's own status, as time(1) and perf record give it; one stopped by -d is ours: 0
+"$HIST" -- sh -c 'exit 7' >/dev/null 2>&1
+rc=$?
+check hist/command-status "exit $rc, want 7" test $rc = 7
+"$HIST" -- sh -c 'kill -9 $$' >/dev/null 2>&1
+rc=$?
+check hist/command-killed-status "exit $rc, want 137 (128 + SIGKILL)" test $rc = 137
+"$HIST" -d 1 -- sleep 600 >/dev/null 2>&1
+rc=$?
+check hist/command-stopped-by-duration "exit $rc, want 0" test $rc = 0
 bad huge-duration 2 -d 1e300
 bad tiny-interval 2 0.00001
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then

@@ -120,6 +120,17 @@ kill $pid
 wait $pid
 check load/thread-names "threads: $names" test "${names#*fc_vcpu 0,fc_vcpu 1,}" != "$names"
 
+# --- --mmio N: N reads a pass of a page no memslot backs, each emulated by
+# KVM and handed to us as KVM_EXIT_MMIO (what the harness's memslot-lookup
+# checks need: lookups of MMIO emulation are no fault's)
+"$LOAD" --vcpus 2 --mem 4M --passes 2 --mmio 50 --csv "$TMP/mmio.csv" >"$TMP/mmio.out" 2>&1
+rc=$?
+check load/mmio-runs "exit $rc: $(tail -2 "$TMP/mmio.out")" test $rc = 0
+for v in 0 1; do
+	n=$(csv_value "$TMP/mmio.csv" kvm_stats mmio_exits $v)
+	check load/mmio-vcpu$v-exits "mmio_exits=$n, expected 100 (2 passes x 50)" test "$n" = 100
+done
+
 # --- Ctrl-C stops cleanly and still prints the statistics
 "$LOAD" --vcpus 1 --mem 8M --duration 3600 >"$TMP/int.out" 2>&1 &
 pid=$!
@@ -173,6 +184,14 @@ bad reclaim-text 2 --reclaim often
 bad passes-after-without-dirty-log 2 --passes-after 1
 bad passes-after-zero 2 --dirty-log 1 --passes-after 0
 bad dirty-log-on-signal-without-dirty-log 2 --dirty-log-on-signal
+bad mmio-zero 2 --mmio 0
+# -V and --usage, as the argp commands have them
+v=$("$LOAD" -V 2>&1)
+check load/short-version "$v" eval 'echo "$v" | grep -q "^kvmmmu-load [0-9]"'
+u=$("$LOAD" --usage 2>&1)
+check load/usage-synopsis "$(echo "$u" | head -2)" \
+	eval 'echo "$u" | head -1 | grep -q "^USAGE: kvmmmu-load" && ! echo "$u" | grep -q "^OPTIONS:"'
+bad mmio-not-long-mode 2 --mmio 5 --guest-mode pae
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"

@@ -181,6 +181,16 @@ screen_until() {
 "$LOAD" --name top-tui --vcpus 2 --mem 16M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 l1=$!
 wait_vm $l1
+# the first frame, as soon as it is drawn (before any reading when the host
+# is slow to attach): no "(null)" where a column's reason will be
+sh_run "$TOP -p top-tui -d 30; echo FIRST-DONE"
+wait_screen '^kvmmmu-top - '
+first=$(screen)
+check top/screen-first-frame-no-null "$(echo "$first" | grep -n 'null' | head -3)" \
+	eval '! echo "$first" | grep -q "(null)"'
+tmux send-keys -t kvmmmu-top q
+wait_screen '^FIRST-DONE'
+tmux send-keys -t kvmmmu-top clear Enter
 stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 sh_run "stty -a > $TMP/stty.before; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui.rc; stty -a > $TMP/stty.after; echo TOP-DONE"
 check top/screen-vm-row "$(screen | head -8)" wait_screen '^top-tui  '
@@ -289,6 +299,12 @@ tmux resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tmux resize-pane -t k
 sh_run "clear; $TOP -p top-tui -d 0.5"
 check top/screen-too-small "$(screen)" wait_screen 'the terminal is 40x6'
 tmux send-keys -t kvmmmu-top q
+# a terminal ncurses knows nothing of: a note, then batch frames (it exited 1)
+tmux resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 150 -y 30
+sh_run "clear; TERM=no-such-term $TOP -p top-tui -d 0.5 -n 2 2>$TMP/term.err; echo TERM-RC=\$?"
+wait_screen '^TERM-RC='
+check top/unknown-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep TERM-RC), $(cat "$TMP/term.err")" \
+	eval 'screen | grep -q "^TERM-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] && grep -q "batch frames instead" "$TMP/term.err"'
 tmux kill-session -t kvmmmu-top
 kill $l1 2>/dev/null
 wait $l1 2>/dev/null
@@ -313,4 +329,22 @@ bad sort-key -s bogus
 bad frames-zero -b -n 0
 bad extra-argument extra
 bad empty-name -p ''
+bad empty-name-in-list -p '1,'
+# a PID that is no process never will be one: an error (exit 1), as in kvmmmu-hist
+"$TOP" -b -n 1 -p 999999 >"$TMP/nopid.out" 2>&1
+rc=$?
+check top/missing-pid "exit $rc: $(head -c 200 "$TMP/nopid.out")" \
+	eval 'test $rc = 1 && [ "$(wc -l <"$TMP/nopid.out")" = 1 ] && grep -q "no process with PID 999999" "$TMP/nopid.out"'
+# -p takes a comma list, as top and perf do: both VMs shown
+"$LOAD" --name list-a --vcpus 1 --mem 4M --duration 3600 >/dev/null 2>&1 &
+la=$!
+"$LOAD" --name list-b --vcpus 1 --mem 4M --duration 3600 >/dev/null 2>&1 &
+lb=$!
+wait_vm $la
+wait_vm $lb
+"$TOP" -b -n 2 -d 0.5 -p "$la,list-b" >"$TMP/list.out" 2>&1
+check top/pid-list "$(grep -E '^list-' "$TMP/list.out" | sort -u | tr '\n' ' ')" \
+	eval 'grep -q "^list-a " "$TMP/list.out" && grep -q "^list-b " "$TMP/list.out"'
+kill $la $lb
+wait $la $lb 2>/dev/null
 exit 0

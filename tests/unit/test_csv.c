@@ -233,10 +233,34 @@ static void crlf_and_no_final_newline(void **state)
 	fclose(f);
 }
 
+/* What no text file holds, refused as it arrives: a NUL byte, a line without end. */
+static void rejects_binary_and_endless(void **state)
+{
+	static const char nul[] = CSV_MAGIC_V1 "\n" CSV_HEADER_V1 "\n1,2,c\0d,0,bpf,m,,1\n";
+	size_t len = 200000;
+	char err[256] = "", *endless = malloc(len);
+	struct csv_table t;
+	FILE *f;
+
+	(void)state;
+	f = fmemopen((void *)nul, sizeof(nul) - 1, "r");
+	assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 3: a NUL byte (not a text file)");
+	fclose(f);
+	assert_non_null(endless);
+	memset(endless, 'y', len);
+	f = fmemopen(endless, len, "r");
+	assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "line 1: longer than 65536 bytes");
+	fclose(f);
+	free(endless);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip),
+		cmocka_unit_test(rejects_binary_and_endless),
 		cmocka_unit_test(rejects),
 		cmocka_unit_test(rejects_preamble),
 		cmocka_unit_test(integers_stay_exact),

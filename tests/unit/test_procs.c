@@ -72,6 +72,20 @@ static int setup(void **state)
 	put("200/task/203/syscall", "16 0x1b 0xae80 0x0 0x0 0x0 0x0 0x7ffc 0x7f00\n");
 	link_fd(200, 26, "anon_inode:kvm-vcpu:7");
 	link_fd(200, 27, "anon_inode:kvm-vcpu:3");
+	/* QEMU with -smp 6,sockets=2,cores=3: APIC ids (KVM's vCPU ids) 0-2 and 4-6 */
+	put("400/comm", "smp6-vmm\n"); /* named apart from the qemu above */
+	put("400/task/403/comm", "CPU 3/KVM\n");
+	put("400/task/403/syscall", "running\n");
+	put("400/task/406/comm", "CPU 5/KVM\n");
+	put("400/task/406/syscall", "running\n");
+	put("400/task/409/comm", "CPU 6/KVM\n"); /* no such vCPU (yet): unknown */
+	put("400/task/409/syscall", "running\n");
+	for (int i = 0; i < 6; i++) {
+		char target[64];
+
+		snprintf(target, sizeof(target), "anon_inode:kvm-vcpu:%d", i < 3 ? i : i + 1);
+		link_fd(400, 20 + 5 - i, target); /* fds in no particular order */
+	}
 	/* not a VM */
 	put("300/comm", "qemu-img\n");
 	put("self/comm", "kvmmmu-hist\n");
@@ -159,6 +173,11 @@ static void maps_threads_to_vcpus(void **state)
 	assert_int_equal(vcpu_map_lookup(&m, 200, 201), 7);
 	assert_int_equal(vcpu_fds(root, 200, ids, 8), 2);
 	assert_int_equal(vcpu_map_scan(&m, root, 999), -ENOENT);
+	/* QEMU's cpu_index, translated to the APIC id KVM knows the vCPU by */
+	assert_int_equal(vcpu_map_scan(&m, root, 400), 0);
+	assert_int_equal(vcpu_map_lookup(&m, 400, 403), 4);
+	assert_int_equal(vcpu_map_lookup(&m, 400, 406), 6);
+	assert_int_equal(vcpu_map_lookup(&m, 400, 409), -1);
 	vcpu_map_free(&m);
 }
 

@@ -255,6 +255,7 @@ static void csv_round_trip(void **state)
 	struct snapshot snap, back;
 	struct csv_table t;
 	struct vm_row *vm;
+	char why[256];
 
 	(void)state;
 	build(&snap, 1000, 7);
@@ -280,7 +281,7 @@ static void csv_round_trip(void **state)
 	for (size_t k = 0; k < vm->n_rows; k++)
 		figures_add(&vm->total, &vm->rows[k].f);
 	csv_of(&snap, &t);
-	assert_int_equal(snapshot_from_csv(&t, &back), 0);
+	assert_int_equal(snapshot_from_csv(&t, &back, why, sizeof(why)), 0);
 	csv_table_free(&t);
 	assert_int_equal(back.m.n_vms, 1);
 	assert_string_equal(back.m.vms[0].name, "web-1");

@@ -76,11 +76,24 @@ static void refused(void **state)
 	}
 }
 
+/* A file that cannot be read whole is an error: a directory is no empty config. */
+static void unreadable_is_fatal(void **state)
+{
+	struct web_config cfg;
+	char why[200] = "";
+
+	(void)state;
+	assert_int_not_equal(web_config_load("/tmp", &cfg, why, sizeof(why)), 0);
+	assert_non_null(strstr(why, "Is a directory"));
+	assert_int_not_equal(web_config_load("/nonexistent.yml", &cfg, why, sizeof(why)), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(users),
 		cmocka_unit_test(refused),
+		cmocka_unit_test(unreadable_is_fatal),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

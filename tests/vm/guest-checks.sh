@@ -9,8 +9,8 @@
 # GROUP/CHECK[: reason]"; files as FILE-BEGIN/F/FILE-END lines.
 # Groups (kvmmmu_checks selects them, comma-separated shell patterns):
 #   modprobe (always), check, ret-pf, hist-fentry, hist-kprobe,
-#   hist-tracepoint, dirty-log, hist-all, tdp-mmu, tdp-ab, qemu, exporter,
-#   selftests, shadow, patches
+#   hist-tracepoint, dirty-log, hist-all, tdp-mmu, non-vmm, tdp-ab, qemu,
+#   exporter, selftests, shadow, patches
 set -f # kvmmmu_checks holds patterns, not file names
 M=@@KVMMMU@@
 T=/tmp
@@ -464,6 +464,35 @@ if want tdp-mmu; then
 			agree $g/$y/reclaim/$mode $T/$n.csv $T/$n-load.csv
 			info "$g/$y/reclaim/$mode: faults $(val $T/$n.csv bpf faults ""), retried $(val $T/$n.csv bpf ret_pf_retry ""), KVM pf_taken - pf_fixed - pf_spurious over vCPU 0: $(( $(val $T/$n-load.csv kvm_stats pf_taken 0) - $(val $T/$n-load.csv kvm_stats pf_fixed 0) - $(val $T/$n-load.csv kvm_stats pf_spurious 0) ))"
 		done
+		if [ $y = Y ]; then
+			# MMIO: each read is an exit KVM emulates, reading guest memory
+			# through memslot lookups; those are no fault's, and lookups per
+			# fault stay what the plain run has (an MMIO page's first fault,
+			# which creates its MMIO SPTE, is a fault like any other)
+			n=tdp_mmu-Y-mmio
+			traced $g/Y/mmio $n --probe-mode fentry -- --mmio 200
+			agree $g/Y/mmio $T/$n.csv $T/$n-load.csv
+			ly=$(val $T/tdp_mmu-Y.csv bpf memslot_lookups "") fy=$(val $T/tdp_mmu-Y.csv bpf faults "")
+			lm=$(val $T/$n.csv bpf memslot_lookups "") fm=$(val $T/$n.csv bpf faults "")
+			om=$(val $T/$n.csv bpf memslot_lookups_outside_faults "")
+			check $g/Y/mmio/lookups-per-fault-unchanged "plain: $ly/$fy, with 400 MMIO reads: $lm/$fm (other lookups $om)" \
+				eval 'gt0 "$fy" && gt0 "$fm" && gt0 "$lm" && [ $((lm * fy * 100)) -le $((ly * fm * 105)) ]'
+			check $g/Y/mmio/emulation-lookups-are-other "memslot_lookups_outside_faults=$om for 400 emulated reads" \
+				eval 'gt0 "$om" && [ "$om" -ge 400 ]'
+		fi
+		if [ $y = N ]; then
+			# a kernel where direct_page_fault cannot be probed (inlined):
+			# the legacy MMU's faults are still not the TDP MMU's
+			export KVMMMU_UNPROBED=direct_page_fault
+			traced $g/N/unprobed-direct tdp_mmu-N-unprobed --probe-mode fentry --
+			unset KVMMMU_UNPROBED
+			n=$T/tdp_mmu-N-unprobed.csv
+			agree $g/N/unprobed-direct $n $T/tdp_mmu-N-unprobed-load.csv
+			b=$(val $n bpf path_direct "") t=$(val $n bpf path_tdp_mmu "")
+			f=$(val $n bpf faults "") p=$(val $n bpf path_fast "")
+			check $g/N/unprobed-direct/path_direct "path_direct=$b, path_tdp_mmu=$t, path_fast=$p of $f faults" \
+				eval 'gt0 "$b" && is0 "$t" && [ $((b + ${p:-0})) = "$f" ]'
+		fi
 		n=$T/reclaim-$y-tracepoint.csv
 		r=$(val $n bpf ret_pf_retry "")
 		check $g/$y/reclaim/retries-seen "ret_pf_retry=$r in tracepoint mode" gt0 "$r"
@@ -502,6 +531,38 @@ if want tdp-mmu; then
 			eval 'gt0 "$ry" && is0 "$wy"'
 		info "vCPU $v mmu_lock waits in faults: tdp_mmu=Y read $ry write $wy; tdp_mmu=N read $rn write $wn"
 	done
+fi
+
+# ---- non-vmm: every VM shown while another process zaps a VM's SPTEs:
+# soft-dirty clear_refs write-protects the VMM's memory, and the MMU notifier
+# zaps in the writer's context (the TDP MMU traces each SPTE change there).
+# The writer (a shell) is no VM; the VM refaults and is shown.
+if want non-vmm; then
+	g=non-vmm
+	n=clear-refs
+	kvmmmu-load --vcpus 1 --mem 16M --duration 3600 --csv $T/$n-load.csv >$T/$n-load.out 2>&1 &
+	lp=$!
+	# its memory is mapped before the tracer starts: what follows is the zaps'
+	wait_for $T/$n-load.out '^Populate memory faults'
+	kvmmmu-hist -v --per-vcpu -d 10 --csv $T/$n.csv >$T/$n.out 2>&1 &
+	hp=$!
+	wait_for $T/$n.out '^Tracing'
+	sh -c "echo 4 >/proc/$lp/clear_refs; sleep 1; echo 4 >/proc/$lp/clear_refs" &
+	cp=$!
+	wait $cp
+	wait $hp
+	kill -INT $lp
+	wait $lp 2>/dev/null
+	emit $T/$n.out
+	emit $T/$n.csv
+	emit $T/$n-load.out
+	shown=$(awk -F, '!/^#/ && $5 == "bpf" && $2 != 0 { print $2 }' $T/$n.csv | sort -u | tr '\n' ' ')
+	check $g/writer-named "the writer, pid $cp, as no VM (-v): $(grep -c 'no VM open' $T/$n.out) notes" \
+		grep -q "note: pid $cp .* has no VM open" $T/$n.out
+	check $g/only-the-vm-shown "VMs shown: $shown; the VM is $lp, the writer $cp" \
+		test "$shown" = "$lp "
+	f=$(val $T/$n.csv bpf faults "")
+	check $g/vm-refaults "faults after the zaps: $f" gt0 "$f"
 fi
 
 # ---- tdp-ab: scripts/tdp-ab.sh, N against Y interleaved (kvm reloaded each run),

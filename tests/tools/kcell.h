@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The kernel memory cell of tests/tools/kcell.bpf.c, shared with bpfscenarios. */
+#ifndef KVMMMU_KCELL_H
+#define KVMMMU_KCELL_H
+
+struct kcell {
+	__u8 bytes[512];
+};
+
+#endif
