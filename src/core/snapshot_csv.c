@@ -5,6 +5,7 @@
  * The CSV rows are cumulative, so the last report of a run holds the run.
  */
 #include <errno.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,19 +18,52 @@ struct loader {
 	struct snapshot *snap;
 	char **names;
 	size_t n_names, cap_names;
+	void *pids; /* tsearch() tree of struct pid_index: each VM found in O(log n) */
 	/* the last bucket row read: a histogram's cumulative buckets never decrease */
 	const struct kvmmmu_hist *last_hist;
 	__u32 last_bucket;
 	__u64 last_count;
 };
 
+struct pid_index {
+	int pid;
+	size_t vm; /* its row in the model (rows move as the array grows) */
+};
+
+static int cmp_pid_index(const void *a, const void *b)
+{
+	int x = ((const struct pid_index *)a)->pid, y = ((const struct pid_index *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* PID's row, added if new: a search tree, not a walk over thousands of VMs per row. */
+static struct vm_row *loader_vm(struct loader *l, int pid)
+{
+	struct model *m = &l->snap->m;
+	struct pid_index key = {.pid = pid}, **found, *node;
+
+	if (m->n_vms && m->vms[m->n_vms - 1].pid == pid) /* rows come by VM */
+		return &m->vms[m->n_vms - 1];
+	found = tfind(&key, &l->pids, cmp_pid_index);
+	if (found)
+		return &m->vms[(*found)->vm];
+	node = malloc(sizeof(*node));
+	if (!node)
+		return NULL;
+	*node = (struct pid_index){.pid = pid, .vm = m->n_vms};
+	if (!tsearch(node, &l->pids, cmp_pid_index)) {
+		free(node);
+		return NULL;
+	}
+	return model_vm_add(m, pid);
+}
+
+/* Each VM keeps its own copy of its name: one a VM, so no search for a shared one. */
 static const char *keep_name(struct loader *l, const char *name)
 {
 	char **n;
 
-	for (size_t i = 0; i < l->n_names; i++)
-		if (!strcmp(l->names[i], name))
-			return l->names[i];
 	n = array_grow(l->names, l->n_names + 1, &l->cap_names, sizeof(*n));
 	if (!n)
 		return NULL;
@@ -231,7 +265,7 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *wh
 		}
 		if (!strncmp(r->metric, "event_", 6))
 			continue; /* timeline rows */
-		vm = model_vm(&snap->m, r->pid);
+		vm = loader_vm(&l, r->pid);
 		if (!vm) {
 			err = -ENOMEM;
 			break;
@@ -277,6 +311,7 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *wh
 				finish_hist(&vm->rows[k].f.lock_wait[m]);
 		}
 	}
+	tdestroy(l.pids, free);
 	snap->names = l.names;
 	snap->n_names = l.n_names;
 	model_sort(&snap->m);

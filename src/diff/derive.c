@@ -134,6 +134,47 @@ static void derive_load(struct run *r)
 	}
 }
 
+static size_t key_hash(const char *vm, int vcpu, const char *metric)
+{
+	size_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (const char *p = vm; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	h = (h ^ (unsigned int)vcpu) * 1099511628211ULL;
+	for (const char *p = metric; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+static bool same_key(const struct scalar *s, const char *vm, int vcpu, const char *metric)
+{
+	return s->vcpu == vcpu && !strcmp(s->metric, metric) && !strcmp(s->vm, vm);
+}
+
+/* The index over R's scalars: a table at most half full, a power of two. */
+static int build_index(struct run *r)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * r->n)
+		cap *= 2;
+	r->index = calloc(cap, sizeof(*r->index));
+	if (!r->index)
+		return -ENOMEM;
+	r->index_cap = cap;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct scalar *s = &r->s[i];
+		size_t at = key_hash(s->vm, s->vcpu, s->metric) & (cap - 1);
+
+		while (r->index[at] &&
+		       !same_key(&r->s[r->index[at] - 1], s->vm, s->vcpu, s->metric))
+			at = (at + 1) & (cap - 1);
+		if (!r->index[at]) /* the first of a key wins, as a linear search did */
+			r->index[at] = i + 1;
+	}
+	return 0;
+}
+
 int run_load(struct run *r, const char *path, char *err, size_t err_len)
 {
 	char why[256];
@@ -161,12 +202,16 @@ int run_load(struct run *r, const char *path, char *err, size_t err_len)
 				derive_figures(r, name, vm->rows[k].vcpu, &vm->rows[k].f);
 	}
 	derive_load(r);
-	return 0;
+	e = build_index(r);
+	if (e)
+		snprintf(err, err_len, "%s: %s", path, strerror(-e));
+	return e;
 }
 
 void run_free(struct run *r)
 {
 	free(r->s);
+	free(r->index);
 	snapshot_free(&r->snap);
 	csv_table_free(&r->table);
 	memset(r, 0, sizeof(*r));
@@ -174,9 +219,17 @@ void run_free(struct run *r)
 
 const struct scalar *run_find(const struct run *r, const char *vm, int vcpu, const char *metric)
 {
-	for (size_t i = 0; i < r->n; i++)
-		if (r->s[i].vcpu == vcpu && !strcmp(r->s[i].metric, metric) &&
-		    !strcmp(r->s[i].vm, vm))
-			return &r->s[i];
+	size_t at;
+
+	if (!r->index) { /* not indexed yet */
+		for (size_t i = 0; i < r->n; i++)
+			if (same_key(&r->s[i], vm, vcpu, metric))
+				return &r->s[i];
+		return NULL;
+	}
+	for (at = key_hash(vm, vcpu, metric) & (r->index_cap - 1); r->index[at];
+	     at = (at + 1) & (r->index_cap - 1))
+		if (same_key(&r->s[r->index[at] - 1], vm, vcpu, metric))
+			return &r->s[r->index[at] - 1];
 	return NULL;
 }

@@ -378,10 +378,11 @@ int main(int argc, char **argv)
 			if (env.filter && regexec(&env.re, s->metric, 0, NULL, 0))
 				continue;
 			matched = true;
-			for (size_t j = 0; j < n_rows && !have; j++)
-				have = rows[j].key->vcpu == s->vcpu &&
-				       !strcmp(rows[j].key->metric, s->metric) &&
-				       !strcmp(rows[j].key->vm, s->vm);
+			/* a row already: an earlier run of A has the figure, or this one had (O(1)
+			 * a run) */
+			have = run_find(&a.runs[i], s->vm, s->vcpu, s->metric) != s;
+			for (size_t x = 0; x < i && !have; x++)
+				have = run_find(&a.runs[x], s->vm, s->vcpu, s->metric) != NULL;
 			if (have)
 				continue;
 			r = array_grow(rows, n_rows + 1, &cap, sizeof(*rows));

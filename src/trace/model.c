@@ -120,6 +120,9 @@ int hist_index(const char *name)
 
 const struct vm_row *model_find_vm(const struct model *m, int pid)
 {
+	/* the VM added last first: a CSV's rows, and a reading's threads, come by VM */
+	if (m->n_vms && m->vms[m->n_vms - 1].pid == pid)
+		return &m->vms[m->n_vms - 1];
 	for (size_t i = 0; i < m->n_vms; i++)
 		if (m->vms[i].pid == pid)
 			return &m->vms[i];
@@ -128,10 +131,15 @@ const struct vm_row *model_find_vm(const struct model *m, int pid)
 
 struct vm_row *model_vm(struct model *m, int pid)
 {
-	struct vm_row *vms = (struct vm_row *)model_find_vm(m, pid);
+	struct vm_row *vm = (struct vm_row *)model_find_vm(m, pid);
 
-	if (vms)
-		return vms;
+	return vm ? vm : model_vm_add(m, pid);
+}
+
+struct vm_row *model_vm_add(struct model *m, int pid)
+{
+	struct vm_row *vms;
+
 	vms = array_grow(m->vms, m->n_vms + 1, &m->cap_vms, sizeof(*vms));
 	if (!vms)
 		return NULL;

@@ -84,6 +84,8 @@ static inline __u64 health_value(const struct kvmmmu_health *h, const struct hea
 
 /* Where a thread's figures go. vcpu < 0 means "no vCPU known". */
 struct vm_row *model_vm(struct model *m, int pid);
+/* A new row for PID, which the caller knows M does not have (no search). */
+struct vm_row *model_vm_add(struct model *m, int pid);
 /* The VM row of PID, or NULL; never adds one. */
 const struct vm_row *model_find_vm(const struct model *m, int pid);
 struct vcpu_row *model_row(struct vm_row *vm, int vcpu, int tid);
