@@ -232,12 +232,77 @@ static int thread_tid(const char *comm)
 	return 0;
 }
 
+static bool same_opt(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* Whether rows A and B are the same figure of one report (its rows share the reading's ts). */
+static bool same_figure(const struct csv_record *a, const struct csv_record *b)
+{
+	return a->ts == b->ts && a->pid == b->pid && a->vcpu == b->vcpu &&
+	       !strcmp(a->metric, b->metric) && !strcmp(a->comm, b->comm) && same_opt(a->le, b->le);
+}
+
+static size_t figure_hash(const struct csv_record *r)
+{
+	size_t h = 1469598103934665603ULL; /* FNV-1a over what same_figure() compares */
+	const char *parts[] = {r->metric, r->comm, r->le ? r->le : ""};
+
+	h = (h ^ (size_t)r->pid) * 1099511628211ULL;
+	h = (h ^ (size_t)(unsigned int)r->vcpu) * 1099511628211ULL;
+	for (size_t i = 0; i < 3; i++)
+		for (const char *p = parts[i]; *p; p++)
+			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * A figure twice in one report with two values: which one holds? Neither is
+ * kvmmmu's (a later report repeats figures with a later ts: that one holds).
+ * Returns the row that contradicts an earlier one, or NULL; *FIRST that one.
+ */
+static const struct csv_record *contradiction(const struct csv_table *t,
+					      const struct csv_record **first)
+{
+	size_t cap = 16, *seen;
+	const struct csv_record *bad = NULL;
+
+	while (cap < 2 * t->n_rows)
+		cap *= 2;
+	seen = calloc(cap, sizeof(*seen));
+	if (!seen)
+		return NULL;
+	for (size_t i = 0; i < t->n_rows && !bad; i++) {
+		const struct csv_record *r = &t->rows[i];
+		size_t at = figure_hash(r) & (cap - 1);
+
+		if (strcmp(r->source, "bpf"))
+			continue;
+		while (seen[at] && !same_figure(&t->rows[seen[at] - 1], r))
+			at = (at + 1) & (cap - 1);
+		if (!seen[at])
+			seen[at] = i + 1;
+		else if (t->rows[seen[at] - 1].value != r->value)
+			bad = r, *first = &t->rows[seen[at] - 1];
+	}
+	free(seen);
+	return bad;
+}
+
 int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *why, size_t why_len)
 {
+	const struct csv_record *twice, *first = NULL;
 	struct loader l = {.snap = snap};
 	int err = 0;
 
 	memset(snap, 0, sizeof(*snap));
+	twice = contradiction(t, &first);
+	if (twice) {
+		snprintf(why, why_len, "line %ld: %s is %g, and %g on line %ld of the same report",
+			 twice->line, twice->metric, twice->value, first->value, first->line);
+		return -EINVAL;
+	}
 	snap->sample_every = 1;
 	snap->ret_pf.source = RET_PF_FROM_NONE;
 	for (size_t i = 0; i < t->n_rows && !err; i++) {

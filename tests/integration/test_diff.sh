@@ -196,6 +196,17 @@ printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu
 	>"$TMP/drop.csv"
 bad buckets-drop 1 "$TMP/drop.csv" "$TMP/a1.csv"
 check diff/buckets-drop-says-line "$(cat "$TMP/bad.err")" grep -q 'line 5: fault_ns le 4095 is below' "$TMP/bad.err"
+# one report with a figure twice, two values: neither holds (a later report may repeat it)
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,7,vm1\n1.0,100,qemu,,bpf,faults,,9,vm1\n' \
+	>"$TMP/twice.csv"
+bad figure-twice 1 "$TMP/twice.csv" "$TMP/a1.csv"
+check diff/figure-twice-says-lines "$(cat "$TMP/bad.err")" \
+	grep -q 'line 4: faults is 9, and 7 on line 3 of the same report' "$TMP/bad.err"
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,7,vm1\n2.0,100,qemu,,bpf,faults,,9,vm1\n' \
+	>"$TMP/reports.csv"
+"$DIFF" "$TMP/reports.csv" "$TMP/twice.csv" >/dev/null 2>"$TMP/reports.err"
+check diff/later-report-holds "$(cat "$TMP/reports.err")" \
+	eval '! grep -q "reports.csv" "$TMP/reports.err"'
 bad directory 1 "$TMP" "$TMP/a1.csv"
 check diff/directory-says-so "$(cat "$TMP/bad.err")" grep -q 'Is a directory' "$TMP/bad.err"
 # endless input is refused at once, not read until memory runs out: /dev/zero
