@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "snapshot.h"
 #include "array.h"
 
@@ -244,17 +245,17 @@ static bool same_figure(const struct csv_record *a, const struct csv_record *b)
 	       !strcmp(a->metric, b->metric) && !strcmp(a->comm, b->comm) && same_opt(a->le, b->le);
 }
 
+/* What same_figure() compares: ts too, or a long run's reports would share chains. */
 static size_t figure_hash(const struct csv_record *r)
 {
-	size_t h = 1469598103934665603ULL; /* FNV-1a over what same_figure() compares */
-	const char *parts[] = {r->metric, r->comm, r->le ? r->le : ""};
+	uint64_t ts;
+	size_t h;
 
-	h = (h ^ (size_t)r->pid) * 1099511628211ULL;
-	h = (h ^ (size_t)(unsigned int)r->vcpu) * 1099511628211ULL;
-	for (size_t i = 0; i < 3; i++)
-		for (const char *p = parts[i]; *p; p++)
-			h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return h;
+	memcpy(&ts, &r->ts, sizeof(ts));
+	h = hash_u64(hash_u64(hash_u64(HASH_INIT, ts), (unsigned int)r->pid),
+		     (unsigned int)r->vcpu);
+
+	return hash_str(hash_str(hash_str(h, r->metric), r->comm), r->le ? r->le : "");
 }
 
 /*

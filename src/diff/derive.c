@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "derive.h"
+#include "hash.h"
 #include "array.h"
 #include "stats.h"
 
@@ -136,14 +137,7 @@ static void derive_load(struct run *r)
 
 static size_t key_hash(const char *vm, int vcpu, const char *metric)
 {
-	size_t h = 1469598103934665603ULL; /* FNV-1a */
-
-	for (const char *p = vm; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	h = (h ^ (unsigned int)vcpu) * 1099511628211ULL;
-	for (const char *p = metric; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-	return h;
+	return hash_str(hash_u64(hash_str(HASH_INIT, vm), (unsigned int)vcpu), metric);
 }
 
 static bool same_key(const struct scalar *s, const char *vm, int vcpu, const char *metric)
