@@ -176,9 +176,11 @@ int http_start(struct exporter *e, char *why, size_t why_size)
 	}
 	e->listen_fd = -1; /* the daemon's now */
 	info = MHD_get_daemon_info(e->httpd, MHD_DAEMON_INFO_BIND_PORT);
-	fprintf(stderr, "kvmmmu-exporter: listening on %s (port %u)%s%s, metrics at %s\n",
-		e->env.listen_address, info ? info->port : 0, e->web.cert_pem ? ", TLS" : "",
-		e->web.n_users ? ", basic auth" : "", e->env.telemetry_path);
+	/* said either way, as node_exporter says "TLS is disabled": plain HTTP is a choice */
+	fprintf(stderr, "kvmmmu-exporter: listening on %s (port %u), %s, %s, metrics at %s\n",
+		e->env.listen_address, info ? info->port : 0,
+		e->web.cert_pem ? "TLS" : "TLS is off (plain HTTP)",
+		e->web.n_users ? "basic auth" : "no authentication", e->env.telemetry_path);
 	return 0;
 }
 

@@ -72,6 +72,9 @@ start_exporter() {
 # --- the exporter (every collector: the dashboards use them all) and Prometheus, every second
 start_exporter "$TMP/exp.log" --collector.per_vcpu
 check exporter/starts "$(tail -3 "$TMP/exp.log")" test -n "$EPORT"
+# plain HTTP is said, as node_exporter says "TLS is disabled"
+check exporter/plain-http-says-so "$(grep 'listening on' "$TMP/exp.log")" \
+	grep -q 'listening on .*, TLS is off (plain HTTP), no authentication,' "$TMP/exp.log"
 URL=http://127.0.0.1:$EPORT
 EPORT1=$EPORT
 if [ -z "$noprom" ]; then
@@ -314,7 +317,7 @@ check exporter/no-tls-unless-configured "https answered" eval '! curl -sk --max-
 kill $p3
 start_exporter "$TMP/exp4.log" --web.config.file="$TMP/tls.yml"
 p4=$EPID
-check exporter/tls-says-so "$(tail -1 "$TMP/exp4.log")" grep -q ', TLS, basic auth' "$TMP/exp4.log"
+check exporter/tls-says-so "$(tail -1 "$TMP/exp4.log")" grep -q ', TLS, basic auth,' "$TMP/exp4.log"
 c=$(code -k -u alice:s3cret "https://127.0.0.1:$EPORT/metrics")
 check exporter/tls-scrape-200 "got $c" test "$c" = 200
 c=$(code --cacert "$TMP/cert.pem" -u alice:wrong "https://127.0.0.1:$EPORT/metrics")
