@@ -71,7 +71,7 @@ static const char usage[] =
 	"      --thread-names STYLE  name vCPU threads like qemu (\"CPU N/KVM\", default),\n"
 	"                         firecracker (\"fc_vcpu N\") or plain (left unnamed), to\n"
 	"                         test tools that map threads to vCPUs\n"
-	"      --csv FILE|-       write timings and KVM statistics as kvmmmu CSV v1;\n"
+	"      --csv FILE|-       write timings and KVM statistics as kvmmmu CSV v2;\n"
 	"                         with '-' the CSV goes to stdout, the rest to stderr\n"
 	"      --label TEXT       label recorded in the CSV metadata\n"
 	"  -v, --verbose          print setup details\n"
