@@ -539,6 +539,11 @@ fi
 # The writer (a shell) is no VM; the VM refaults and is shown.
 if want non-vmm; then
 	g=non-vmm
+	# the TDP MMU traces each SPTE change in the zapping context (the legacy MMU
+	# traces none there): after tdp-mmu, which leaves tdp_mmu=N, load it again
+	if ! grep -qx Y /sys/module/kvm/parameters/tdp_mmu; then
+		check $g/reload-tdp_mmu-Y "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)" reload_kvm Y
+	fi
 	n=clear-refs
 	kvmmmu-load --vcpus 1 --mem 16M --duration 3600 --csv $T/$n-load.csv >$T/$n-load.out 2>&1 &
 	lp=$!
