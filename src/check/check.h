@@ -63,7 +63,9 @@ void check_ret_pf(struct check_state *st);
 /* The changes kernel-patches/ carries: which of them the running kernel has. */
 void check_carried(struct check_state *st);
 /* tracing.c: one tracepoint's line: present in tracefs, tp_btf possible, what kvmmmu attaches. */
-void report_tracepoint(struct check_state *st, const char *group, const char *event);
+/* PART: the part of kvmmmu-hist that attaches it when kvmmmu-check does not (NULL: none). */
+void report_tracepoint(struct check_state *st, const char *group, const char *event,
+		       const char *part);
 
 /* validate.c: --validate; returns the exit status. */
 int check_validate(const struct check_env *env);

@@ -133,7 +133,7 @@ static void mmu_lock_member(struct check_state *st)
 void check_mmu_lock(struct check_state *st)
 {
 	report_heading("Lock contention on kvm->mmu_lock");
-	report_tracepoint(st, "lock", "contention_begin");
-	report_tracepoint(st, "lock", "contention_end");
+	report_tracepoint(st, "lock", "contention_begin", "mmu_lock");
+	report_tracepoint(st, "lock", "contention_end", "mmu_lock");
 	mmu_lock_member(st);
 }

@@ -13,27 +13,29 @@
 static const char *const mode_names[] = {"auto", "fentry", "kprobe", "tracepoint"};
 
 /* The kvmmmu and kvm events worth knowing about; lock:* are in kernel.c's section. */
+/* PART: the part of kvmmmu-hist and top (on by default) that attaches it, not loaded here. */
 static const struct {
 	const char *group, *event;
+	const char *part;
 } events[] = {
-	{"kvmmmu", "kvm_mmu_pagetable_walk"},
-	{"kvmmmu", "kvm_mmu_paging_element"},
-	{"kvmmmu", "kvm_mmu_walker_error"},
-	{"kvmmmu", "kvm_mmu_spte_requested"},
-	{"kvmmmu", "kvm_mmu_set_spte"},
-	{"kvmmmu", "fast_page_fault"},
-	{"kvmmmu", "kvm_tdp_mmu_spte_changed"},
-	{"kvmmmu", "handle_mmio_page_fault"},
-	{"kvmmmu", "mark_mmio_spte"},
-	{"kvmmmu", "kvm_mmu_get_page"},
-	{"kvmmmu", "kvm_mmu_prepare_zap_page"},
-	{"kvmmmu", "kvm_mmu_zap_all_fast"},
-	{"kvmmmu", "kvm_mmu_split_huge_page"},
-	{"kvm", "kvm_page_fault"},
-	{"kvm", "kvm_emulate_insn"},
-	{"kvm", "kvm_userspace_exit"},
-	{"kvm", "kvm_entry"},
-	{"kvm", "kvm_exit"},
+	{"kvmmmu", "kvm_mmu_pagetable_walk", NULL},
+	{"kvmmmu", "kvm_mmu_paging_element", NULL},
+	{"kvmmmu", "kvm_mmu_walker_error", NULL},
+	{"kvmmmu", "kvm_mmu_spte_requested", NULL},
+	{"kvmmmu", "kvm_mmu_set_spte", NULL},
+	{"kvmmmu", "fast_page_fault", NULL},
+	{"kvmmmu", "kvm_tdp_mmu_spte_changed", NULL},
+	{"kvmmmu", "handle_mmio_page_fault", NULL},
+	{"kvmmmu", "mark_mmio_spte", NULL},
+	{"kvmmmu", "kvm_mmu_get_page", "mmu"},
+	{"kvmmmu", "kvm_mmu_prepare_zap_page", "mmu"},
+	{"kvmmmu", "kvm_mmu_zap_all_fast", "mmu"},
+	{"kvmmmu", "kvm_mmu_split_huge_page", "mmu"},
+	{"kvm", "kvm_page_fault", NULL},
+	{"kvm", "kvm_emulate_insn", NULL},
+	{"kvm", "kvm_userspace_exit", NULL},
+	{"kvm", "kvm_entry", NULL},
+	{"kvm", "kvm_exit", NULL},
 };
 
 void check_open_collector(struct check_state *st, const struct check_env *env, const int *pids,
@@ -66,7 +68,8 @@ static const struct probe_status *tracepoint_probe(const struct check_state *st,
 	return NULL;
 }
 
-void report_tracepoint(struct check_state *st, const char *group, const char *event)
+void report_tracepoint(struct check_state *st, const char *group, const char *event,
+		       const char *part)
 {
 	const struct probe_status *p = tracepoint_probe(st, group, event);
 	bool btf = kernel_btf_has_tp_btf(&st->kb, event);
@@ -75,6 +78,10 @@ void report_tracepoint(struct check_state *st, const char *group, const char *ev
 	snprintf(label, sizeof(label), "%s:%s", group, event);
 	if (!st->collector_open)
 		snprintf(use, sizeof(use), "collector not loaded");
+	else if (!p && part)
+		snprintf(use, sizeof(use),
+			 "by the %s part (--metric %s, on by default), not loaded by kvmmmu-check",
+			 part, part);
 	else if (!p)
 		snprintf(use, sizeof(use), "not used");
 	else if (p->kind != ATTACH_NONE)
@@ -94,7 +101,7 @@ void check_tracepoints(struct check_state *st)
 	report_heading("Tracepoints (present in tracefs; tp_btf possible; what kvmmmu attaches)");
 	report_item("tracefs", dir ? "yes" : "no", "%s", dir ? dir : "not mounted and cannot be");
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		report_tracepoint(st, events[i].group, events[i].event);
+		report_tracepoint(st, events[i].group, events[i].event, events[i].part);
 }
 
 static const char *ksym_short(enum ksym_state s)

@@ -31,6 +31,12 @@ out=$("$CHECK" extra 2>&1)
 check "check/usage: stray argument named as the --validate duration" "$out" \
 	eval 'echo "$out" | grep -q "the --validate duration '"'"'extra'"'"'"'
 
+# the tracepoints kvmmmu-hist's default parts attach are named as theirs, not "not used"
+out=$("$CHECK" 2>&1)
+check "check/mmu-part-tracepoints-not-unused" "$(echo "$out" | grep -E 'kvm_mmu_get_page|contention_begin')" \
+	eval 'echo "$out" | grep -qE "kvm_mmu_get_page .*by the mmu part" &&
+		echo "$out" | grep -qE "contention_begin .*by the mmu_lock part"'
+
 # Not root: one line, exit 1. The binary is copied where the unprivileged user can run it.
 if [ "$(id -u)" != 0 ]; then
 	skip "check/not-root" "the test itself is not root"
