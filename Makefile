@@ -169,6 +169,7 @@ sanitize:
 		EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" all $(patsubst $(OUTPUT)/%,build-sanitize/%,$(UNIT_TESTS) $(TEST_TOOLS))
 	$(Q)OUTPUT=build-sanitize KVMMMU_SKIP_VM=1 KVMMMU_GUESTS='$(SANITIZE_GUESTS)' \
 		KVMMMU_GUEST_SKIP='$(SANITIZE_GUEST_SKIP)' ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
 
 # Fuzzing the CSV reader with libFuzzer (clang): new inputs go to
