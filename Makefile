@@ -114,7 +114,8 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDER_OBJS) $(OUTPUT)/obj/diff/stats.o
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDER_OBJS) $(OUTPUT)/obj/diff/stats.o \
+		$(OUTPUT)/obj/diff/gate.o
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@

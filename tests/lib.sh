@@ -23,6 +23,21 @@ check() {
 }
 
 # need_kvm: returns 1 (and the caller skips) when KVM cannot be used here.
+# one_line_error CHECK WANT-EXIT PROGRAM ARGS...: PROGRAM refuses ARGS the
+# way every kvmmmu command refuses bad input: exit WANT-EXIT, one line on
+# stderr, "name: why". Its stderr stays in $TMP/bad.err for what it says.
+one_line_error() {
+	local name=$1 want=$2 prog=$3 rc lines
+	shift 3
+	timeout 20 "$prog" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
+	rc=$?
+	lines=$(wc -l <"$TMP/bad.err")
+	if [ $rc = "$want" ] && [ "$lines" = 1 ] && grep -q "^${prog##*/}: " "$TMP/bad.err"; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc (want $want), $lines lines: $(head -c 300 "$TMP/bad.err")"
+	fi
+}
 need_kvm() {
 	if [ "$(id -u)" != 0 ]; then echo "not root"; return 1; fi
 	if [ ! -c /dev/kvm ]; then echo "no /dev/kvm"; return 1; fi

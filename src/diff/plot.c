@@ -15,20 +15,6 @@
 
 #define MAX_PANELS 32
 
-void side_pool(const struct side *s, const struct scalar *k, struct kvmmmu_hist *h)
-{
-	memset(h, 0, sizeof(*h));
-	for (size_t i = 0; i < s->n; i++) {
-		const struct scalar *x = run_find(&s->runs[i], k->vm, k->vcpu, k->metric);
-
-		if (!x || !x->hist)
-			continue;
-		for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS; b++)
-			h->slots[b] += x->hist->slots[b];
-		h->count += x->hist->count;
-	}
-}
-
 /* The CDF of H at its buckets' upper bounds, as gnuplot data (one index block). */
 static void write_cdf(FILE *f, const struct kvmmmu_hist *h)
 {
@@ -46,38 +32,42 @@ static void write_cdf(FILE *f, const struct kvmmmu_hist *h)
 	fprintf(f, "\n\n");
 }
 
-/* A's and B's medians of every share (metric "... %") of VM, as "label a b" lines. */
-static int write_shares(FILE *f, const struct side *a, const struct side *b, const char *vm)
+/* Every side's median of each share (metric "... %") of VM, as "label m1 m2 ..." lines. */
+static int write_shares(FILE *f, struct side *const *sides, size_t n_sides, const char *vm)
 {
-	const struct run *r0 = &a->runs[0];
+	const struct run *r0 = &sides[0]->runs[0];
 	int n = 0;
 
 	for (size_t k = 0; k < r0->n; k++) {
 		const struct scalar *s = &r0->s[k];
-		double va[MAX_RUNS], vb[MAX_RUNS];
-		size_t na = 0, nb = 0;
-		size_t len = strlen(s->metric);
+		double v[MAX_RUNS], m[MAX_SIDES];
+		size_t len = strlen(s->metric), later = 0;
+		bool any = false;
 
 		if (s->vcpu >= 0 || strcmp(s->vm, vm) || len < 2 ||
 		    strcmp(s->metric + len - 2, " %"))
 			continue;
-		for (size_t i = 0; i < a->n; i++) {
-			const struct scalar *x = run_find(&a->runs[i], vm, -1, s->metric);
+		for (size_t j = 0; j < n_sides; j++) {
+			size_t nv = 0;
 
-			if (x)
-				va[na++] = x->value;
-		}
-		for (size_t i = 0; i < b->n; i++) {
-			const struct scalar *x = run_find(&b->runs[i], vm, -1, s->metric);
+			for (size_t i = 0; i < sides[j]->n; i++) {
+				const struct scalar *x =
+					run_find(&sides[j]->runs[i], vm, -1, s->metric);
 
-			if (x)
-				vb[nb++] = x->value;
+				if (x)
+					v[nv++] = x->value;
+			}
+			later += j && nv;
+			m[j] = stats_median(v, nv);
+			any |= m[j] != 0;
 		}
-		/* a share that is nothing on both sides says nothing */
-		if (!nb || (!stats_median(va, na) && !stats_median(vb, nb)))
+		/* a share that is nothing on every side says nothing */
+		if (!later || !any)
 			continue;
-		fprintf(f, "\"%.*s\" %.4f %.4f\n", (int)(len - 2), s->metric, stats_median(va, na),
-			stats_median(vb, nb));
+		fprintf(f, "\"%.*s\"", (int)(len - 2), s->metric);
+		for (size_t j = 0; j < n_sides; j++)
+			fprintf(f, " %.4f", m[j]);
+		fputc('\n', f);
 		n++;
 	}
 	return n;
@@ -125,9 +115,19 @@ static void last_line(const char *err_path, char *line, size_t len)
 		fclose(f);
 }
 
-int diff_plot(const char *path, const struct side *a, const struct side *b)
+/* "N (tdp_mmu=N, 4 runs) vs Y (tdp_mmu=Y, 4 runs)": the page's title */
+static void write_title(FILE *g, struct side *const *sides, size_t n_sides)
+{
+	fprintf(g, "kvmmmu-diff: ");
+	for (size_t k = 0; k < n_sides; k++)
+		fprintf(g, "%s%s (%s, %zu run%s)", k ? " vs " : "", sides[k]->name, label(sides[k]),
+			sides[k]->n, sides[k]->n == 1 ? "" : "s");
+}
+
+int diff_plot(const char *path, struct side *const *sides, size_t n_sides)
 {
 	char dir[] = "/tmp/kvmmmu-plot.XXXXXX", script[64], data[96];
+	const struct side *a = sides[0];
 	const struct run *r0 = &a->runs[0];
 	const char *ext = strrchr(path, '.');
 	bool svg = ext && !strcmp(ext, ".svg");
@@ -166,25 +166,24 @@ int diff_plot(const char *path, const struct side *a, const struct side *b)
 	fprintf(g, "set terminal %s size 1100,%d noenhanced font 'sans,10'\n",
 		svg ? "svg" : "pngcairo", 360 * panels);
 	fprintf(g, "set output '%s'\n", path);
-	fprintf(g,
-		"set multiplot layout %d,1 title 'kvmmmu-diff: %s (%s, %zu run%s) vs %s (%s, %zu "
-		"run%s)'\n",
-		panels, a->name, label(a), a->n, a->n == 1 ? "" : "s", b->name, label(b), b->n,
-		b->n == 1 ? "" : "s");
+	fprintf(g, "set multiplot layout %d,1 title '", panels);
+	write_title(g, sides, n_sides);
+	fprintf(g, "'\n");
 	fprintf(g, "set grid\nset key bottom right\n");
 	for (size_t k = 0, p = 0; k < r0->n && p < (size_t)panels; k++) {
 		const struct scalar *s = &r0->s[k];
 		size_t len = strlen(s->metric);
 		struct kvmmmu_hist ha, hb;
+		double shift[MAX_SIDES] = {};
 		FILE *d;
 
 		if (s->vcpu >= 0)
 			continue;
 		snprintf(data, sizeof(data), "%s/panel%zu.dat", dir, p);
 		if (!strcmp(s->metric, "faults")) {
-			/* the VM's outcome and path shares, A's bars beside B's */
+			/* the VM's outcome and path shares, the sides' bars side by side */
 			d = fopen(data, "w");
-			if (!d || !write_shares(d, a, b, s->vm)) {
+			if (!d || !write_shares(d, sides, n_sides, s->vm)) {
 				if (d)
 					fclose(d);
 				continue;
@@ -197,34 +196,51 @@ int diff_plot(const char *path, const struct side *a, const struct side *b)
 				"set style histogram clustered gap 1\nset style fill solid 0.8 "
 				"border -1\n"
 				"set xtics rotate by -25 nomirror\n"
-				"plot '%s' using 2:xtic(1) title '%s', '' using 3 title '%s'\n"
-				"set xtics norotate\nset style data lines\n",
-				s->vm, data, a->name, b->name);
+				"plot '%s' using 2:xtic(1) title '%s'",
+				s->vm, data, a->name);
+			for (size_t k = 1; k < n_sides; k++)
+				fprintf(g, ", '' using %zu title '%s'", k + 2, sides[k]->name);
+			fprintf(g, "\nset xtics norotate\nset style data lines\n");
 			p++;
 			continue;
 		}
 		if (!s->hist || len <= 5 || strcmp(s->metric + len - 5, " mean"))
 			continue;
-		side_pool(a, s, &ha);
-		side_pool(b, s, &hb);
 		d = fopen(data, "w");
 		if (!d)
 			continue;
+		side_pool(a, s, &ha);
 		write_cdf(d, &ha);
-		write_cdf(d, &hb);
+		for (size_t k = 1; k < n_sides; k++) {
+			side_pool(sides[k], s, &hb);
+			write_cdf(d, &hb);
+			shift[k] = stats_wasserstein_log2(&ha, &hb);
+		}
 		fclose(d);
+		fprintf(g, "set title 'VM %s: %.*s, the share of faults at or under a latency (",
+			s->vm, (int)(len - 5), s->metric);
+		if (n_sides == 2)
+			fprintf(g, "shifted by %.2f doublings)'\n", shift[1]);
+		else {
+			fprintf(g, "doublings shifted from %s:", a->name);
+			for (size_t k = 1; k < n_sides; k++)
+				fprintf(g, "%s %s %.2f", k > 1 ? "," : "", sides[k]->name,
+					shift[k]);
+			fprintf(g, ")'\n");
+		}
 		fprintf(g,
-			"set title 'VM %s: %.*s, the share of faults at or under a latency "
-			"(shifted by %.2f doublings)'\n"
 			"set logscale x 10\nset format x '%%.0s%%cs'\nset xlabel 'latency'\n"
 			"set ylabel 'fraction of faults'\nset yrange [0:1.02]\nset xrange [*:*]\n"
-			"plot '%s' index 0 using ($1/1e9):2 with steps lw 2 title '%s (%llu "
-			"samples)', "
-			"'' index 1 using ($1/1e9):2 with steps lw 2 title '%s (%llu samples)'\n"
-			"unset logscale x\nset format x '%%g'\n",
-			s->vm, (int)(len - 5), s->metric, stats_wasserstein_log2(&ha, &hb), data,
-			a->name, (unsigned long long)ha.count, b->name,
-			(unsigned long long)hb.count);
+			"plot ");
+		for (size_t k = 0; k < n_sides; k++) {
+			side_pool(sides[k], s, &hb);
+			fprintf(g,
+				"%s'%s' index %zu using ($1/1e9):2 with steps lw 2 title '%s (%llu "
+				"samples)'",
+				k ? ", " : "", k ? "" : data, k, sides[k]->name,
+				(unsigned long long)hb.count);
+		}
+		fprintf(g, "\nunset logscale x\nset format x '%%g'\n");
 		p++;
 	}
 	fprintf(g, "unset multiplot\n");

@@ -136,18 +136,7 @@ else
 fi
 
 # bad input: one line on stderr, exit 1 (files) or 2 (usage)
-bad() {
-	local name=$1 want=$2
-	shift 2
-	"$DIFF" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
-	local rc=$? lines
-	lines=$(wc -l <"$TMP/bad.err")
-	if [ $rc = "$want" ] && [ "$lines" = 1 ] && grep -q '^kvmmmu-diff: ' "$TMP/bad.err"; then
-		pass "diff/bad-$name"
-	else
-		fail "diff/bad-$name" "exit $rc (want $want), $lines lines: $(head -c 200 "$TMP/bad.err")"
-	fi
-}
+bad() { one_line_error "diff/bad-$1" "$2" "$DIFF" "${@:3}"; }
 printf 'ts,pid\n1,2\n' >"$TMP/not.csv"
 printf '# kvmmmu-csv 9\n' >"$TMP/v9.csv"
 head -c 2000 "$TMP/a1.csv" | head -n -1 >"$TMP/cut.csv"

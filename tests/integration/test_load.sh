@@ -152,18 +152,7 @@ check load/cr0wp-writes "cr0_wp_writes=$n, expected $((2 * 2 * 1024 * 2))" test 
 check load/cr0wp-says-mode "no 'Guest mode: cr0wp'" grep -q '^Guest mode: cr0wp$' "$TMP/wp.out"
 
 # --- bad input: one line on stderr, exit 2 (usage) or 1 (runtime)
-bad() {
-	local name=$1 want=$2
-	shift 2
-	"$LOAD" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
-	local rc=$? lines
-	lines=$(wc -l <"$TMP/bad.err")
-	if [ $rc = "$want" ] && [ "$lines" = 1 ] && grep -q '^kvmmmu-load: ' "$TMP/bad.err"; then
-		pass "load/bad-$name"
-	else
-		fail "load/bad-$name" "exit $rc (want $want), $lines lines: $(head -c 200 "$TMP/bad.err")"
-	fi
-}
+bad() { one_line_error "load/bad-$1" "$2" "$LOAD" "${@:3}"; }
 bad size-garbage 2 --mem 12Q
 bad size-zero 2 --mem 0
 bad size-unaligned 2 --mem 1000

@@ -311,18 +311,7 @@ wait $l1 2>/dev/null
 
 echo "  $(cut -d" " -f1 /proc/uptime) s: bad input"
 # --- bad input: one line on stderr, exit 2
-bad() {
-	local name=$1
-	shift
-	"$TOP" "$@" >"$TMP/bad.out" 2>"$TMP/bad.err"
-	local rc=$? lines
-	lines=$(wc -l <"$TMP/bad.err")
-	if [ $rc = 2 ] && [ "$lines" = 1 ] && grep -q '^kvmmmu-top: ' "$TMP/bad.err"; then
-		pass "top/bad-$name"
-	else
-		fail "top/bad-$name" "exit $rc, $lines lines: $(head -c 200 "$TMP/bad.err")"
-	fi
-}
+bad() { one_line_error "top/bad-$1" 2 "$TOP" "${@:2}"; }
 bad delay-zero -d 0
 bad delay-text -d soon
 bad sort-key -s bogus

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "side.h"
+#include "log.h"
+
+/* What a column's name may hold: it heads a CSV column and a terminal's. */
+static bool name_ok(const char *name, size_t len)
+{
+	if (!len || len > SIDE_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._+-:@", name[i]))
+			return false;
+	return true;
+}
+
+/* "dir/n1.csv" -> "n1"; empty when that is no name (too long, odd bytes). */
+static void name_after_file(char *buf, size_t len, const char *path)
+{
+	const char *base = strrchr(path, '/'), *end;
+
+	base = base ? base + 1 : path;
+	end = base + strcspn(base, ",");
+	if (end - base > 4 && !strncmp(end - 4, ".csv", 4))
+		end -= 4;
+	buf[0] = '\0';
+	if (name_ok(base, (size_t)(end - base)))
+		snprintf(buf, len, "%.*s", (int)(end - base), base);
+}
+
+int side_load(struct side *s, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char *list, *save = NULL, err[512];
+
+	/* NAME=FILES: a name without '/' before the '=' (a path may hold '=' further on) */
+	if (eq && eq > arg && !memchr(arg, '/', (size_t)(eq - arg))) {
+		if (!name_ok(arg, (size_t)(eq - arg))) {
+			elog("'%.*s': a side's name is 1 to %d letters, digits or ._+-:@",
+			     (int)(eq - arg), arg, SIDE_NAME_MAX);
+			return -EINVAL;
+		}
+		snprintf(s->name, sizeof(s->name), "%.*s", (int)(eq - arg), arg);
+		s->named = true;
+		list = strdup(eq + 1);
+	} else if (eq == arg) {
+		elog("'%s': a side's name is empty (NAME=FILES)", arg);
+		return -EINVAL;
+	} else {
+		/* one file: its name; several: a letter (sides_settle_names) */
+		if (!strchr(arg, ','))
+			name_after_file(s->name, sizeof(s->name), arg);
+		list = strdup(arg);
+	}
+	if (!list)
+		return -ENOMEM;
+	for (char *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+		if (s->n == MAX_RUNS) {
+			elog("side %s: more than %d runs", s->name[0] ? s->name : arg, MAX_RUNS);
+			free(list);
+			return -E2BIG;
+		}
+		if (run_load(&s->runs[s->n], f, err, sizeof(err))) {
+			elog("%s", err);
+			free(list);
+			return -EINVAL;
+		}
+		s->n++;
+	}
+	free(list);
+	if (!s->n) {
+		elog("side %s has no files", s->name[0] ? s->name : arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool name_taken(struct side **sides, size_t n, size_t self)
+{
+	for (size_t i = 0; i < n; i++)
+		if (i != self && !strcmp(sides[i]->name, sides[self]->name))
+			return true;
+	return false;
+}
+
+int sides_settle_names(struct side **sides, size_t n)
+{
+	bool letters = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (sides[i]->named && name_taken(sides, n, i)) {
+			elog("two sides are named %s", sides[i]->name);
+			return -EINVAL;
+		}
+		letters |= !sides[i]->named && (!sides[i]->name[0] || name_taken(sides, n, i));
+	}
+	if (!letters)
+		return 0;
+	/* by place, as before file names: A, B, ...; past a name the user gave */
+	for (size_t i = 0; i < n; i++) {
+		if (sides[i]->named)
+			continue;
+		snprintf(sides[i]->name, sizeof(sides[i]->name), "%c", (char)('A' + i));
+		if (name_taken(sides, n, i))
+			snprintf(sides[i]->name, sizeof(sides[i]->name), "side%zu", i + 1);
+	}
+	return 0;
+}
+
+void side_free(struct side *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		run_free(&s->runs[i]);
+	s->n = 0;
+}
+
+void side_pool(const struct side *s, const struct scalar *k, struct kvmmmu_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	for (size_t i = 0; i < s->n; i++) {
+		const struct scalar *x = run_find(&s->runs[i], k->vm, k->vcpu, k->metric);
+
+		if (!x || !x->hist)
+			continue;
+		for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS; b++)
+			h->slots[b] += x->hist->slots[b];
+		h->count += x->hist->count;
+	}
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# kvmmmu-diff on generated runs (no KVM needed, so every host runs it): the
+# sides' names (the user's, else their files', else letters), more than two
+# sides (each against the first, as benchstat's columns), and --fail-on, the
+# exit status CI gates on: it trips past its threshold only, only on a
+# significant change where the rows were tested, and a gate that matches
+# nothing is an error, not a pass.
+source "$(dirname "$0")/../lib.sh"
+
+DIFF=$BUILD/kvmmmu-diff
+# synth FILE FAULTS [FAULT_NS_BUCKET]: one run of VM vm1, its faults, and
+# (with a bucket) a fault_ns histogram of FAULTS faults all in that bucket
+synth() {
+	{
+		printf '# kvmmmu-csv 2\n# tool=kvmmmu-hist\n# version=0.1.0\n# label=%s\n' "${1##*/}"
+		printf 'ts,pid,comm,vcpu,source,metric,le,value,vm\n'
+		printf '1.0,100,qemu,,bpf,faults,,%s,vm1\n' "$2"
+		printf '1.0,100,qemu,,bpf,ret_pf_fixed,,%s,vm1\n' "$2"
+		if [ -n "${3:-}" ]; then
+			printf '1.0,100,qemu,,bpf,fault_ns,%s,%s,vm1\n' "$3" "$2"
+			printf '1.0,100,qemu,,bpf,fault_ns,+Inf,%s,vm1\n' "$2"
+			printf '1.0,100,qemu,,bpf,fault_ns_count,,%s,vm1\n' "$2"
+			printf '1.0,100,qemu,,bpf,fault_ns_sum,,%s,vm1\n' "$(($2 * $3 / 2))"
+		fi
+	} >"$1"
+}
+# N: 100 faults at about 1 us; Y: 150 at about 4 us; Z: N again
+for i in 1 2 3 4; do
+	synth "$TMP/n$i.csv" $((100 + i)) 1023
+	synth "$TMP/y$i.csv" $((150 + i)) 4095
+	synth "$TMP/z$i.csv" $((100 + i)) 1023
+done
+N="N=$TMP/n1.csv,$TMP/n2.csv,$TMP/n3.csv,$TMP/n4.csv"
+Y="Y=$TMP/y1.csv,$TMP/y2.csv,$TMP/y3.csv,$TMP/y4.csv"
+Z="Z=$TMP/z1.csv,$TMP/z2.csv,$TMP/z3.csv,$TMP/z4.csv"
+# faults_line OUT: the VM-wide faults row
+faults_line() { awk '/^VM vm1$/ { v = 1; next } /^VM / { v = 0 } v && $1 == "faults" { print; exit }' "$1"; }
+
+# names: a file's, as benchstat labels its columns; letters where files
+# would not tell the sides apart; the user's where given
+"$DIFF" "$TMP/n1.csv" "$TMP/y1.csv" >"$TMP/files.out" 2>&1
+check diff-sides/named-after-files "$(head -2 "$TMP/files.out" | tr '\n' ' ') $(grep -m1 'delta' "$TMP/files.out")" \
+	eval 'grep -q "^n1: 1 run;" "$TMP/files.out" && grep -q "^y1: 1 run;" "$TMP/files.out" &&
+		grep -qE "^ +n1 +y1 +delta$" "$TMP/files.out"'
+mkdir -p "$TMP/other"
+cp "$TMP/y1.csv" "$TMP/other/n1.csv"
+"$DIFF" "$TMP/n1.csv" "$TMP/other/n1.csv" >"$TMP/same.out" 2>&1
+check diff-sides/same-file-names-get-letters "$(head -2 "$TMP/same.out" | tr '\n' ' ')" \
+	eval 'grep -q "^A: 1 run;" "$TMP/same.out" && grep -q "^B: 1 run;" "$TMP/same.out"'
+"$DIFF" "$TMP/n1.csv,$TMP/n2.csv" "$TMP/y1.csv" >"$TMP/list.out" 2>&1
+check diff-sides/a-list-gets-letters "$(head -2 "$TMP/list.out" | tr '\n' ' ')" \
+	eval 'grep -q "^A: 2 runs;" "$TMP/list.out" && grep -q "^B: 1 run;" "$TMP/list.out"'
+"$DIFF" --format csv "$TMP/n1.csv" "$TMP/y1.csv" >"$TMP/files.csv" 2>&1
+check diff-sides/csv-columns-named "$(head -1 "$TMP/files.csv")" \
+	grep -qx 'vm,vcpu,metric,n1_median,n1_spread_pct,n1_n,y1_median,y1_spread_pct,y1_n,delta_pct,p,significant' "$TMP/files.csv"
+
+# bad input: one line on stderr, exit 1 (files) or 2 (usage)
+bad() { one_line_error "diff-sides/bad-$1" "$2" "$DIFF" "${@:3}"; }
+bad same-name-twice 2 "N=$TMP/n1.csv" "N=$TMP/y1.csv"
+bad name-with-comma-quote 1 "a\"b=$TMP/n1.csv" "$TMP/y1.csv"
+bad name-too-long 1 "$(printf 'x%.0s' $(seq 40))=$TMP/n1.csv" "$TMP/y1.csv"
+many=()
+for i in 1 2 3 4 5 6 7 8 9; do many+=("S$i=$TMP/n1.csv"); done
+bad nine-sides 2 "${many[@]}"
+bad same-argument-twice 2 "$TMP/n1.csv" "$TMP/y1.csv" "$TMP/n1.csv"
+
+# three sides: Y's and Z's columns beside N's, each tested against N
+"$DIFF" "$N" "$Y" "$Z" >"$TMP/three.out" 2>&1
+rc=$?
+l=$(faults_line "$TMP/three.out")
+check diff-sides/three-exit-0 "exit $rc: $(head -c 300 "$TMP/three.out")" test $rc = 0
+check diff-sides/three-header-each-against-first "$(grep 'rows tested' "$TMP/three.out")" \
+	grep -q 'each side against the first' "$TMP/three.out"
+check diff-sides/three-columns "$(grep -E '^ +N +Y' "$TMP/three.out")" \
+	grep -qE '^ +N +Y +delta +Z +delta$' "$TMP/three.out"
+check diff-sides/three-y-flagged-z-not "$l" \
+	eval 'echo "$l" | grep -qE "^  faults +102 ±  1% +152 ±  1% +\+48\.8%  \(p=0\.029 n=4\+4\) +102 ±  1% +~  \(p=1\.000 n=4\+4\)$"'
+check diff-sides/three-shift-lines "$(grep shifted "$TMP/three.out")" \
+	eval 'grep -q "vm1 fault_ns: Y shifted by 2.00 doublings from N" "$TMP/three.out" &&
+		grep -q "vm1 fault_ns: Z shifted by 0.00 doublings from N" "$TMP/three.out"'
+"$DIFF" --format csv "$N" "$Y" "$Z" >"$TMP/three.csv" 2>&1
+check diff-sides/three-csv-header "$(head -1 "$TMP/three.csv")" \
+	grep -qx 'vm,vcpu,metric,N_median,N_spread_pct,N_n,Y_median,Y_spread_pct,Y_n,Y_delta_pct,Y_p,Y_significant,Z_median,Z_spread_pct,Z_n,Z_delta_pct,Z_p,Z_significant' "$TMP/three.csv"
+l=$(grep '^vm1,,faults,' "$TMP/three.csv")
+check diff-sides/three-csv-row "$l" eval '[ "$l" = "vm1,,faults,102.5,1.46,4,152.5,0.984,4,48.7805,0.02857,1,102.5,1.46,4,0,1,0" ]'
+if command -v gnuplot >/dev/null; then
+	"$DIFF" --plot "$TMP/three.svg" "$N" "$Y" "$Z" >/dev/null 2>"$TMP/plot.err"
+	check diff-sides/three-plot-every-side "$(cat "$TMP/plot.err") $(grep -o 'kvmmmu-diff: [^<]*' "$TMP/three.svg" | head -1)" \
+		eval 'grep -q "N (n1.csv, 4 runs) vs Y (y1.csv, 4 runs) vs Z (z1.csv, 4 runs)" "$TMP/three.svg" &&
+			grep -q "doublings shifted from N: Y 2.00, Z 0.00" "$TMP/three.svg"'
+else
+	skip diff-sides/three-plot "no gnuplot (make deps installs gnuplot-nox)"
+fi
+
+# --fail-on: Y's faults rose 48.8% (significant), its fault_ns p99 about 4x
+gate() { # gate NAME WANT-EXIT GREP-STDERR ARGS...
+	local name=$1 want=$2 line=$3
+	shift 3
+	"$DIFF" "$@" >"$TMP/gate.out" 2>"$TMP/gate.err"
+	local rc=$?
+	check "diff-sides/fail-on-$name" "exit $rc (want $want): $(head -c 300 "$TMP/gate.err")" \
+		eval '[ $rc = "$want" ] && { [ -z "$line" ] && [ ! -s "$TMP/gate.err" ] || grep -q "$line" "$TMP/gate.err"; }'
+}
+gate rise-trips 3 "^kvmmmu-diff: --fail-on '^faults\$:+10%': VM vm1 faults: Y +48.8% from N (p=0.029 n=4+4)$" \
+	--fail-on '^faults$:+10%' "$N" "$Y"
+gate rise-below-threshold 0 "" --fail-on '^faults$:+50%' "$N" "$Y"
+gate fall-not-a-rise 0 "" --fail-on '^faults$:-10%' "$N" "$Y"
+gate either-way 3 "Y +48.8% from N" --fail-on '^faults$:10%' "$N" "$Y"
+gate default-any-rise 3 "fault_ns p99: Y" --fail-on 'fault_ns p99' "$N" "$Y"
+gate unchanged-side-passes 0 "" --fail-on '^faults$' "$N" "$Z"
+gate only-the-side-that-moved 3 "VM vm1 faults: Y" --fail-on '^faults$:+10%' "$N" "$Z" "$Y"
+check diff-sides/fail-on-names-no-unmoved-side "$(cat "$TMP/gate.err")" eval '! grep -q ": Z " "$TMP/gate.err"'
+# still the report on stdout, whatever the gate said
+check diff-sides/fail-on-report-still-printed "$(head -3 "$TMP/gate.out")" grep -q '^VM vm1$' "$TMP/gate.out"
+# tested rows count only when significant: 4 runs that overlap move the median, not p
+for i in 1 2 3 4; do synth "$TMP/o$i.csv" $((100 + i * 3)); done
+gate tested-not-significant 0 "" --fail-on '^faults$' "$N" "O=$TMP/o1.csv,$TMP/o2.csv,$TMP/o3.csv,$TMP/o4.csv"
+# one run a side: the change of the medians alone, as the report shows it
+gate one-run-delta-alone 3 "VM vm1 faults: y1 +49.5% from n1$" --fail-on '^faults$:+10%' "$TMP/n1.csv" "$TMP/y1.csv"
+bad fail-on-matches-nothing 1 --fail-on zzz "$N" "$Y"
+check diff-sides/fail-on-matches-nothing-says-so "$(cat "$TMP/bad.err")" \
+	grep -q "fail-on 'zzz': no figure compared matches it" "$TMP/bad.err"
+bad fail-on-bad-threshold 2 --fail-on 'faults:+10' "$N" "$Y"
+bad fail-on-bad-regex 2 --fail-on '(faults' "$N" "$Y"
+bad fail-on-no-metric 2 --fail-on ':+10%' "$N" "$Y"
+exit 0
