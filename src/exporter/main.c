@@ -166,8 +166,6 @@ int main(int argc, char **argv)
 		.n_specs = e.env.session.n_specs,
 		.wait = true, /* VMs that start later are exported as they appear */
 	};
-	if (geteuid() != 0)
-		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
 	err = session_open(&e.s, &sopts);
 	if (!err) {
 		e.bpf_stats = bpf_cost_enable(); /* before the capabilities go */

@@ -274,8 +274,6 @@ int main(int argc, char **argv)
 		.unit = r.env.unit,
 	};
 	memcpy(r.ro.show, r.env.show, sizeof(r.ro.show));
-	if (geteuid() != 0)
-		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
 
 	err = setup(&r);
 	if (err)

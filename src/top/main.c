@@ -328,8 +328,6 @@ int main(int argc, char **argv)
 		}
 		t.csv_open = true;
 	}
-	if (geteuid() != 0)
-		elog("warning: not root; loading BPF needs CAP_BPF and CAP_PERFMON");
 	err = session_open(&t.s, &sopts);
 	/* the screen shows kvmmmu's own BPF time: per-program statistics on while we run */
 	if (!err && !t.env.batch)

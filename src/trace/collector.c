@@ -607,7 +607,9 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			elog("cannot load the BPF programs: %s%s", strerror(-err),
 			     err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)"
 					   : "");
-			log_libbpf_excerpt(); /* nothing loaded: now libbpf's words matter */
+			/* nothing loaded: now libbpf's words matter, unless the kernel said no */
+			if (err != -EPERM)
+				log_libbpf_excerpt();
 			faults_bpf__destroy(c->skel);
 			c->skel = NULL;
 			return err;

@@ -51,6 +51,17 @@ else
 	fi
 	check "check/not-root: exits 1 with one line" "wrong status or output" \
 		one_line_exit 1 "${drop[@]}" "$TMP/kvmmmu-check"
+	# the commands that load BPF: the kernel's no, in one line (not libbpf's
+	# RLIMIT_MEMLOCK hint, not a warning before it)
+	for cmd in kvmmmu-hist:-d1 kvmmmu-top:-b kvmmmu-exporter:--web.listen-address=127.0.0.1:0; do
+		cp "$BUILD/${cmd%%:*}" "$TMP/${cmd%%:*}"
+		chmod 755 "$TMP/${cmd%%:*}"
+		out=$(timeout 20 "${drop[@]}" "$TMP/${cmd%%:*}" "${cmd#*:}" 2>&1)
+		rc=$?
+		check "check/not-root-${cmd%%:*}: exits 1 with one line" "exit $rc: $out" \
+			eval '[ $rc = 1 ] && [ "$(wc -l <<<"$out")" = 1 ] &&
+				grep -q "^${cmd%%:*}: cannot load the BPF programs: Operation not permitted (run as root, or with CAP_BPF and CAP_PERFMON)$" <<<"$out"'
+	done
 fi
 
 if [ "$(id -u)" != 0 ]; then
