@@ -75,8 +75,9 @@ $(OUTPUT)/kvmmmu-diff: $(call app_objs,diff) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# HTTP (libmicrohttpd, with GnuTLS), the web config (libyaml), bcrypt (libcrypt), capabilities
-EXPORTER_LIBS := -lmicrohttpd -lyaml -lcrypt -lcap
+# HTTP (libmicrohttpd, with GnuTLS), the web config (libyaml), bcrypt (libcrypt), the
+# basic-auth cache's SHA-256 (nettle), capabilities
+EXPORTER_LIBS := -lmicrohttpd -lyaml -lcrypt -lcap -lnettle
 $(OUTPUT)/kvmmmu-exporter: $(call app_objs,exporter) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) $(EXPORTER_LIBS) -o $@

@@ -16,6 +16,8 @@ enum {
 	OPT_WEB_CONFIG,
 	OPT_MAX_CONNECTIONS,
 	OPT_TIMEOUT,
+	OPT_DISABLE_DEFAULTS,
+	OPT_DISABLE_EXPORTER_METRICS,
 	OPT_COLLECTOR,			       /* + enum prom_collector: --collector.NAME */
 	OPT_NO_COLLECTOR = OPT_COLLECTOR + 32, /* + enum prom_collector: --no-collector.NAME */
 };
@@ -27,15 +29,19 @@ static const char doc[] =
 	"outcome, their latency, mmu_lock waits, memslot lookups, MMU events and KVM's "
 	"own statistics.\n"
 	"\n"
-	"USAGE: kvmmmu-exporter [--web.listen-address=[HOST]:PORT] [--web.telemetry-path=PATH] "
-	"[--web.config.file=FILE] [--[no-]collector.NAME]... [-p PID|NAME]...\n"
+	"USAGE: kvmmmu-exporter [--web.listen-address=[HOST]:PORT]... [--web.telemetry-path=PATH] "
+	"[--web.config.file=FILE] [--collector.disable-defaults] [--[no-]collector.NAME]... "
+	"[-p PID|NAME]...\n"
 	"\v"
 	"COLLECTORS (on unless said): faults, latency, mmu_lock, memslot, mmu_events, "
-	"kvm_stats, per_vcpu (off: per-vCPU counters).\n"
+	"kvm_stats, per_vcpu (off: per-vCPU counters). With --collector.disable-defaults, only "
+	"those named with --collector.NAME, wherever it stands.\n"
 	"\n"
 	"EXAMPLES:\n"
 	"    kvmmmu-exporter                                 # 127.0.0.1:9486/metrics\n"
 	"    kvmmmu-exporter --web.listen-address=:9486      # every address\n"
+	"    kvmmmu-exporter --web.listen-address=127.0.0.1:9486 --web.listen-address=[::1]:9486\n"
+	"    kvmmmu-exporter --collector.disable-defaults --collector.faults --collector.latency\n"
 	"    kvmmmu-exporter --collector.per_vcpu --no-collector.kvm_stats\n"
 	"    kvmmmu-exporter --web.config.file=/etc/kvmmmu/web.yml  # TLS, basic auth\n";
 
@@ -48,14 +54,20 @@ static const char doc[] =
 
 static const struct argp_option options[] = {
 	{"web.listen-address", OPT_LISTEN, "[HOST]:PORT", 0,
-	 "Address to listen on (default " EXPORTER_DEFAULT_ADDRESS "; :PORT is every address)", 0},
+	 "Address to listen on (default " EXPORTER_DEFAULT_ADDRESS
+	 "; :PORT is every address); repeat it for more",
+	 0},
 	{"web.telemetry-path", OPT_PATH, "PATH", 0, "Path of the metrics (default /metrics)", 0},
 	{"web.config.file", OPT_WEB_CONFIG, "FILE", 0,
 	 "TLS and basic auth, in Prometheus exporter-toolkit's format", 0},
 	{"web.max-connections", OPT_MAX_CONNECTIONS, "N", 0,
-	 "Connections at once; more are refused (default 256)", 0},
+	 "Connections at once, on every address; more are refused at once (default 1024)", 0},
 	{"web.timeout", OPT_TIMEOUT, "SECS", 0, "Close a connection idle this long (default 10)",
 	 0},
+	{"web.disable-exporter-metrics", OPT_DISABLE_EXPORTER_METRICS, NULL, 0,
+	 "Leave out the exporter's own process_* metrics", 0},
+	{"collector.disable-defaults", OPT_DISABLE_DEFAULTS, NULL, 0,
+	 "Turn every collector off but those named with --collector.NAME", 1},
 	SESSION_ARGP_OPTIONS("Export only"),
 	{"verbose", 'v', NULL, 0, "Show libbpf's debug messages and each scrape", 0},
 	COLLECTOR_OPTS(PROM_FAULTS, "faults"),
@@ -71,8 +83,8 @@ static const struct argp_option options[] = {
 
 #define usage_error cli_usage_error
 
-/* [HOST]:PORT into ENV's socket address: ":PORT" is every address (IPv6 and IPv4). */
-static int parse_listen(const char *arg, struct exporter_env *env)
+/* [HOST]:PORT into L's socket address: ":PORT" is every address (IPv6 and IPv4). */
+static int parse_listen(const char *arg, struct exporter_listen *l)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
@@ -100,33 +112,63 @@ static int parse_listen(const char *arg, struct exporter_env *env)
 	hints.ai_family = len ? AF_UNSPEC : AF_INET6;
 	if (getaddrinfo(len ? host : NULL, port, &hints, &res))
 		return -1;
-	memcpy(&env->addr, res->ai_addr, res->ai_addrlen);
-	env->addr_len = res->ai_addrlen;
+	memcpy(&l->addr, res->ai_addr, res->ai_addrlen);
+	l->addr_len = res->ai_addrlen;
 	freeaddrinfo(res);
 	return 0;
 }
 
+/* What the command line said of each collector (-1: nothing), and of the defaults. */
+struct collector_choice {
+	int said[PROM_N_COLLECTORS];
+	bool disable_defaults;
+};
+
+struct args_state {
+	struct exporter_env *env;
+	struct collector_choice choice;
+};
+
 static error_t parse_opt(int key, char *arg, struct argp_state *state)
 {
-	struct exporter_env *env = state->input;
+	struct args_state *as = state->input;
+	struct exporter_env *env = as->env;
 	uint64_t v;
 
 	if (session_args_parse(&env->session, key, arg))
 		return 0;
+	/* applied at the end: --collector.disable-defaults holds wherever it stands */
 	if (key >= OPT_COLLECTOR && key < OPT_COLLECTOR + PROM_N_COLLECTORS) {
-		env->prom.collector[key - OPT_COLLECTOR] = true;
+		as->choice.said[key - OPT_COLLECTOR] = 1;
 		return 0;
 	}
 	if (key >= OPT_NO_COLLECTOR && key < OPT_NO_COLLECTOR + PROM_N_COLLECTORS) {
-		env->prom.collector[key - OPT_NO_COLLECTOR] = false;
+		as->choice.said[key - OPT_NO_COLLECTOR] = 0;
 		return 0;
 	}
 	switch (key) {
 	case ARGP_KEY_INIT:
 		cli_key_init(state);
 		break;
-	case OPT_LISTEN:
-		env->listen_address = arg;
+	case OPT_LISTEN: {
+		struct exporter_listen *l = &env->listen[env->n_listen];
+
+		if (env->n_listen == EXPORTER_MAX_LISTEN)
+			usage_error("--web.listen-address '%s': at most %d addresses", arg,
+				    EXPORTER_MAX_LISTEN);
+		if (parse_listen(arg, l))
+			usage_error("--web.listen-address '%s': expected [HOST]:PORT, such as "
+				    "127.0.0.1:9486, :9486 or [::1]:9486",
+				    arg);
+		l->address = arg;
+		env->n_listen++;
+		break;
+	}
+	case OPT_DISABLE_DEFAULTS:
+		as->choice.disable_defaults = true;
+		break;
+	case OPT_DISABLE_EXPORTER_METRICS:
+		env->exporter_metrics = false;
 		break;
 	case OPT_PATH:
 		if (arg[0] != '/' || !strcmp(arg, "/"))
@@ -166,15 +208,28 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 void exporter_parse_args(int argc, char **argv, struct exporter_env *env)
 {
 	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
+	struct args_state as = {.env = env};
+	bool any = false;
 
-	env->listen_address = EXPORTER_DEFAULT_ADDRESS;
 	env->telemetry_path = "/metrics";
-	env->max_connections = 256;
+	env->max_connections = 1024;
 	env->timeout_s = 10;
+	env->exporter_metrics = true;
+	for (int c = 0; c < PROM_N_COLLECTORS; c++)
+		as.choice.said[c] = -1;
+	cli_parse(&argp, argc, argv, 0, &as);
+	if (!env->n_listen && parse_listen(EXPORTER_DEFAULT_ADDRESS, &env->listen[0]) == 0)
+		env->listen[env->n_listen++].address = EXPORTER_DEFAULT_ADDRESS;
 	prom_opts_default(&env->prom);
-	cli_parse(&argp, argc, argv, 0, env);
-	if (parse_listen(env->listen_address, env))
-		usage_error("--web.listen-address '%s': expected [HOST]:PORT, such as "
-			    "127.0.0.1:9486, :9486 or [::1]:9486",
-			    env->listen_address);
+	for (int c = 0; c < PROM_N_COLLECTORS; c++) {
+		if (as.choice.disable_defaults)
+			env->prom.collector[c] = false;
+		if (as.choice.said[c] >= 0)
+			env->prom.collector[c] = as.choice.said[c];
+		/* per_vcpu refines the others: alone it has nothing to show */
+		any |= env->prom.collector[c] && c != PROM_PER_VCPU;
+	}
+	if (!any)
+		usage_error("no collector is on: name one with --collector.NAME (faults, latency, "
+			    "mmu_lock, memslot, mmu_events, kvm_stats)");
 }

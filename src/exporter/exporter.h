@@ -15,28 +15,38 @@
 
 #define EXPORTER_DEFAULT_ADDRESS "127.0.0.1:9486"
 #define EXPORTER_MAX_GONE 256
+#define EXPORTER_MAX_LISTEN 8 /* --web.listen-address, repeated */
 
-struct exporter_env {
-	const char *listen_address; /* --web.listen-address */
-	const char *telemetry_path; /* --web.telemetry-path */
-	const char *web_config;	    /* --web.config.file */
-	unsigned int max_connections;
-	unsigned int timeout_s;	     /* an idle connection is closed after this */
-	struct prom_opts prom;	     /* --[no-]collector.NAME */
-	struct session_args session; /* -p, --probe-mode, --sample */
-	bool verbose;
-	/* the listen address, parsed */
+struct exporter_listen {
+	const char *address; /* as given */
 	struct sockaddr_storage addr;
 	socklen_t addr_len;
 };
 
+struct exporter_env {
+	struct exporter_listen listen[EXPORTER_MAX_LISTEN]; /* --web.listen-address */
+	size_t n_listen;
+	const char *telemetry_path; /* --web.telemetry-path */
+	const char *web_config;	    /* --web.config.file */
+	unsigned int max_connections;
+	unsigned int timeout_s;	     /* an idle connection is closed after this */
+	struct prom_opts prom;	     /* --[no-]collector.NAME, --collector.disable-defaults */
+	bool exporter_metrics;	     /* process_*: off with --web.disable-exporter-metrics */
+	struct session_args session; /* -p, --probe-mode, --sample */
+	bool verbose;
+};
+
 struct MHD_Daemon;
+struct auth;
 
 struct exporter {
 	struct exporter_env env;
 	struct web_config web;
-	struct MHD_Daemon *httpd;
-	int listen_fd; /* bound before attaching, served after */
+	struct auth *auth;
+	/* a daemon a listen address: bound before attaching, served after */
+	struct MHD_Daemon *httpd[EXPORTER_MAX_LISTEN];
+	int listen_fd[EXPORTER_MAX_LISTEN];
+	unsigned int connections; /* open, on every address (the daemons' threads) */
 	/* the session: the main loop (news from BPF) and scrapes take turns */
 	pthread_mutex_t lock;
 	struct session s;
@@ -56,9 +66,9 @@ void exporter_parse_args(int argc, char **argv, struct exporter_env *env);
  */
 int exporter_scrape(struct exporter *e, char **body, size_t *len);
 
-/* Binds and listens on ENV's address (early: a bad one fails before attaching). */
+/* Binds and listens on ENV's addresses (early: a bad one fails before attaching). */
 int http_listen(struct exporter *e, char *why, size_t why_size);
-/* Serves on that socket, with TLS and basic auth from WEB. 0, or -errno and a reason. */
+/* Serves on those sockets, with TLS and basic auth from WEB. 0, or -errno and a reason. */
 int http_start(struct exporter *e, char *why, size_t why_size);
 void http_stop(struct exporter *e);
 
@@ -67,5 +77,16 @@ void http_stop(struct exporter *e);
  * still needs, and says which it keeps and why (on stderr). 0, or -errno.
  */
 int caps_drop_unneeded(const struct exporter *e);
+
+/*
+ * process_* families as every Prometheus client library writes them: CPU
+ * time, memory, file descriptors, start time. From /proc/self.
+ */
+void process_metrics(struct prom_writer *w);
+/*
+ * Raises the open-file limit to what --web.max-connections needs (its hard
+ * limit at most); lowers MAX_CONNECTIONS to what it allows, saying so.
+ */
+void process_fit_fd_limit(unsigned int *max_connections);
 
 #endif

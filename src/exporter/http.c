@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The HTTP side, on libmicrohttpd: one internal thread polls every
- * connection (epoll), so a slow or idle client holds a slot, never the
- * thread; connections are bounded in number and in idle time, requests in
- * size. GET (and HEAD) of the telemetry path is a scrape, "/" a landing page,
- * any other path 404, any other method 405.
+ * The HTTP side, on libmicrohttpd: a daemon a listen address, each one
+ * thread polling its connections (epoll), so a slow or idle client holds a
+ * slot, never the thread. Connections are bounded in number (past the
+ * limit, closed as accepted: a client waiting in the backlog would look
+ * like a hung exporter) and in idle time, requests in size; bcrypt runs on
+ * auth's workers. GET (and HEAD) of the telemetry path is a scrape, gzipped
+ * when the client asks, "/" a landing page, any other path 404, any other
+ * method 405.
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -12,8 +15,11 @@
 #include <stdlib.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
+#include <zlib.h>
 
+#include "auth.h"
 #include "exporter.h"
 #include "log.h"
 #include "prom_text.h"
@@ -21,8 +27,9 @@
 #define REALM "kvmmmu-exporter"
 #define REQUEST_MEMORY (32 * 1024) /* headers and all: a larger request gets 431 */
 
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
-			     void *body, size_t len, bool must_free)
+static enum MHD_Result reply_encoded(struct MHD_Connection *conn, unsigned int status,
+				     const char *type, void *body, size_t len, bool must_free,
+				     const char *encoding)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(
 		len, body, must_free ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
@@ -34,11 +41,23 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, c
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (encoding) {
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	}
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status, const char *type,
+			     void *body, size_t len, bool must_free)
+{
+	return reply_encoded(conn, status, type, body, len, must_free, NULL);
 }
 
 static enum MHD_Result text(struct MHD_Connection *conn, unsigned int status, const char *msg)
@@ -46,28 +65,82 @@ static enum MHD_Result text(struct MHD_Connection *conn, unsigned int status, co
 	return reply(conn, status, "text/plain; charset=utf-8", (void *)msg, strlen(msg), false);
 }
 
-/* Basic auth, when the web config has users: whether the request may go on (else 401 sent). */
-static bool authorized(struct exporter *e, struct MHD_Connection *conn, enum MHD_Result *ret)
+/*
+ * Basic auth, when the web config has users: whether the request may go on;
+ * else *RET is what to return (401 or 503 queued, or a suspension).
+ */
+static bool authorized(struct exporter *e, struct MHD_Connection *conn, void **req_cls,
+		       enum MHD_Result *ret)
 {
-	char *password = NULL, *user;
-	bool ok;
+	static const char msg[] = "Unauthorized\n";
+	struct MHD_Response *r;
 
-	if (!e->web.n_users)
+	switch (auth_check(e->auth, conn, req_cls)) {
+	case AUTH_OK:
 		return true;
-	user = MHD_basic_auth_get_username_password(conn, &password);
-	ok = user && password && web_config_check_user(&e->web, user, password);
-	MHD_free(user);
-	MHD_free(password);
-	if (!ok) {
-		static const char msg[] = "Unauthorized\n";
-		struct MHD_Response *r = MHD_create_response_from_buffer(
-			sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
-
-		*ret = r ? MHD_queue_basic_auth_fail_response(conn, REALM, r) : MHD_NO;
-		if (r)
-			MHD_destroy_response(r);
+	case AUTH_PENDING:
+		*ret = MHD_YES; /* called again when a worker has checked it */
+		return false;
+	case AUTH_BUSY:
+		*ret = text(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "Too many logins at once\n");
+		return false;
+	case AUTH_DENIED:
+		break;
 	}
-	return ok;
+	r = MHD_create_response_from_buffer(sizeof(msg) - 1, (void *)msg, MHD_RESPMEM_PERSISTENT);
+	*ret = r ? MHD_queue_basic_auth_fail_response(conn, REALM, r) : MHD_NO;
+	if (r)
+		MHD_destroy_response(r);
+	return false;
+}
+
+/* Whether the client takes gzip (Accept-Encoding names it, not with q=0). */
+static bool wants_gzip(struct MHD_Connection *conn)
+{
+	const char *ae =
+		MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	char *copy, *tok, *save = NULL;
+	bool yes = false;
+
+	if (!ae || !(copy = strdup(ae)))
+		return false;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *q;
+
+		tok += strspn(tok, " \t");
+		if (strncasecmp(tok, "gzip", 4) || (tok[4] && !strchr(" \t;", tok[4])))
+			continue;
+		q = strstr(tok, "q=");
+		yes = !q || strtod(q + 2, NULL) > 0;
+	}
+	free(copy);
+	return yes;
+}
+
+/* BODY (LEN bytes) gzipped into a new buffer; NULL when it could not be. */
+static void *gzip(const void *body, size_t len, size_t *out_len)
+{
+	z_stream z = {0};
+	uLong cap = compressBound((uLong)len) + 32; /* the gzip header and trailer */
+	void *out = malloc(cap);
+
+	/* level 1: a scrape's text shrinks about 10 times at a fraction of 6's cost */
+	if (!out || deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(out);
+		return NULL;
+	}
+	z.next_in = (Bytef *)body;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(out);
+		return NULL;
+	}
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return out;
 }
 
 static enum MHD_Result landing(struct exporter *e, struct MHD_Connection *conn)
@@ -99,11 +172,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	(void)version;
 	(void)upload_data;
-	(void)req_cls;
 	*upload_data_size = 0; /* a body is never read: nothing here takes one */
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed\n");
-	if (!authorized(e, conn, &ret))
+	if (!authorized(e, conn, req_cls, &ret))
 		return ret;
 	if (!strcmp(url, "/"))
 		return landing(e, conn);
@@ -114,7 +186,51 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		elog("scrape failed: %s", strerror(-err));
 		return text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, "scrape failed\n");
 	}
+	if (wants_gzip(conn)) {
+		size_t zlen;
+		void *z = gzip(body, len, &zlen);
+
+		if (z) {
+			free(body);
+			return reply_encoded(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, z, zlen, true,
+					     "gzip");
+		}
+	}
 	return reply(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, body, len, true);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	(void)cls;
+	(void)conn;
+	(void)why;
+	auth_request_done(*req_cls);
+	*req_cls = NULL;
+}
+
+/* Past --web.max-connections, a new connection is closed as accepted. */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+	struct exporter *e = cls;
+
+	(void)addr;
+	(void)len;
+	return __atomic_load_n(&e->connections, __ATOMIC_RELAXED) < e->env.max_connections ? MHD_YES
+											   : MHD_NO;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode what)
+{
+	struct exporter *e = cls;
+
+	(void)conn;
+	(void)socket_context;
+	if (what == MHD_CONNECTION_NOTIFY_STARTED)
+		__atomic_add_fetch(&e->connections, 1, __ATOMIC_RELAXED);
+	else if (what == MHD_CONNECTION_NOTIFY_CLOSED)
+		__atomic_sub_fetch(&e->connections, 1, __ATOMIC_RELAXED);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)
@@ -127,9 +243,9 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
 	}
 }
 
-int http_listen(struct exporter *e, char *why, size_t why_size)
+static int listen_one(const struct exporter_listen *l, int *fd_out, char *why, size_t why_size)
 {
-	const struct sockaddr *sa = (const struct sockaddr *)&e->env.addr;
+	const struct sockaddr *sa = (const struct sockaddr *)&l->addr;
 	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	int one = 1, zero = 0, err;
 
@@ -141,21 +257,33 @@ int http_listen(struct exporter *e, char *why, size_t why_size)
 	if (sa->sa_family == AF_INET6 &&
 	    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero)))
 		goto fail;
-	if (bind(fd, sa, e->env.addr_len) || listen(fd, 128))
+	if (bind(fd, sa, l->addr_len) || listen(fd, 128))
 		goto fail;
-	e->listen_fd = fd;
+	*fd_out = fd;
 	return 0;
 fail:
 	err = errno;
-	snprintf(why, why_size, "cannot listen on %s: %s", e->env.listen_address, strerror(err));
+	snprintf(why, why_size, "cannot listen on %s: %s", l->address, strerror(err));
 	if (fd >= 0)
 		close(fd);
 	return -err;
 }
 
-int http_start(struct exporter *e, char *why, size_t why_size)
+int http_listen(struct exporter *e, char *why, size_t why_size)
 {
-	unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	for (size_t i = 0; i < e->env.n_listen; i++) {
+		int err = listen_one(&e->env.listen[i], &e->listen_fd[i], why, why_size);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int start_one(struct exporter *e, size_t i, char *why, size_t why_size)
+{
+	unsigned int flags =
+		MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem tls[3] = {{MHD_OPTION_END, 0, NULL}};
 	const union MHD_DaemonInfo *info;
 
@@ -164,32 +292,58 @@ int http_start(struct exporter *e, char *why, size_t why_size)
 		tls[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, e->web.cert_pem};
 		tls[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, e->web.key_pem};
 	}
-	e->httpd = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_request, e, MHD_OPTION_LISTEN_SOCKET, e->listen_fd,
-		MHD_OPTION_CONNECTION_LIMIT, e->env.max_connections, MHD_OPTION_CONNECTION_TIMEOUT,
-		e->env.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)REQUEST_MEMORY,
-		MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, e, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
-	if (!e->httpd) {
-		snprintf(why, why_size, "cannot serve on %s%s", e->env.listen_address,
+	/* libmicrohttpd's own limit above ours: at its limit it stops accepting, and
+	 * clients wait in the backlog; accept_policy refuses them instead */
+	e->httpd[i] = MHD_start_daemon(
+		flags, 0, accept_policy, e, on_request, e, MHD_OPTION_LISTEN_SOCKET,
+		e->listen_fd[i], MHD_OPTION_CONNECTION_LIMIT, e->env.max_connections + 64,
+		MHD_OPTION_CONNECTION_TIMEOUT, e->env.timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+		(size_t)REQUEST_MEMORY, MHD_OPTION_NOTIFY_COMPLETED, on_completed, e,
+		MHD_OPTION_NOTIFY_CONNECTION, on_connection, e, MHD_OPTION_EXTERNAL_LOGGER,
+		on_mhd_log, e, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+	if (!e->httpd[i]) {
+		snprintf(why, why_size, "cannot serve on %s%s", e->env.listen[i].address,
 			 e->web.cert_pem ? ": the TLS certificate or key is not usable" : "");
 		return -EINVAL;
 	}
-	e->listen_fd = -1; /* the daemon's now */
-	info = MHD_get_daemon_info(e->httpd, MHD_DAEMON_INFO_BIND_PORT);
+	e->listen_fd[i] = -1; /* the daemon's now */
+	info = MHD_get_daemon_info(e->httpd[i], MHD_DAEMON_INFO_BIND_PORT);
 	/* said either way, as node_exporter says "TLS is disabled": plain HTTP is a choice */
 	fprintf(stderr, "kvmmmu-exporter: listening on %s (port %u), %s, %s, metrics at %s\n",
-		e->env.listen_address, info ? info->port : 0,
+		e->env.listen[i].address, info ? info->port : 0,
 		e->web.cert_pem ? "TLS" : "TLS is off (plain HTTP)",
 		e->web.n_users ? "basic auth" : "no authentication", e->env.telemetry_path);
 	return 0;
 }
 
+int http_start(struct exporter *e, char *why, size_t why_size)
+{
+	int err;
+
+	e->auth = auth_start(&e->web);
+	if (!e->auth) {
+		err = -errno;
+		snprintf(why, why_size, "cannot start the basic-auth workers: %s", strerror(-err));
+		return err;
+	}
+	for (size_t i = 0; i < e->env.n_listen; i++)
+		if ((err = start_one(e, i, why, why_size)))
+			return err;
+	return 0;
+}
+
 void http_stop(struct exporter *e)
 {
-	if (e->httpd)
-		MHD_stop_daemon(e->httpd);
-	e->httpd = NULL;
-	if (e->listen_fd >= 0)
-		close(e->listen_fd);
-	e->listen_fd = -1;
+	/* first: a daemon must not stop with a connection suspended */
+	auth_stop(e->auth);
+	for (size_t i = 0; i < EXPORTER_MAX_LISTEN; i++) {
+		if (e->httpd[i])
+			MHD_stop_daemon(e->httpd[i]);
+		e->httpd[i] = NULL;
+		if (e->listen_fd[i] >= 0)
+			close(e->listen_fd[i]);
+		e->listen_fd[i] = -1;
+	}
+	auth_free(e->auth);
+	e->auth = NULL;
 }

@@ -65,6 +65,8 @@ static void self_metrics(struct exporter *e, struct prom_writer *w, const struct
 			    "Time kvmmmu's own BPF programs have run, all CPUs");
 		prom_double(w, NULL, 0, (double)bpf_cost_run_ns(&e->s) / 1e9);
 	}
+	if (e->env.exporter_metrics)
+		process_metrics(w);
 	prom_family(w, "kvmmmu_scrape_duration_seconds", PROM_GAUGE,
 		    "How long this scrape took kvmmmu-exporter");
 	prom_double(w, NULL, 0, sysinfo_monotonic() - started);
@@ -136,12 +138,15 @@ static void run(struct exporter *e)
 
 int main(int argc, char **argv)
 {
-	static struct exporter e = {.lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1};
+	static struct exporter e = {.lock = PTHREAD_MUTEX_INITIALIZER};
 	struct session_opts sopts;
 	char why[512];
 	int err;
 
+	for (size_t i = 0; i < EXPORTER_MAX_LISTEN; i++)
+		e.listen_fd[i] = -1;
 	exporter_parse_args(argc, argv, &e.env);
+	process_fit_fd_limit(&e.env.max_connections);
 	log_verbose = e.env.verbose;
 	libbpf_set_print(log_libbpf);
 	if (e.env.web_config &&

@@ -13,6 +13,7 @@
                                   "SOURCE<TAB>RC<TAB>OUTPUT" (RC as query's
                                   exit code, OUTPUT's lines joined by " | ")
   promcheck.py idle HOST PORT N SECS   N idle connections held SECS seconds
+  promcheck.py crowd HOST PORT N       N idle connections: how many the server closed at once
   promcheck.py slowread HOST PORT PATH SECS   a GET whose answer is read one
                                   byte a second for SECS seconds
   promcheck.py replay PORT FILE...   serves the scrapes FILE... as /metrics on
@@ -128,6 +129,27 @@ def idle(host, port, n, secs):
     return 0
 
 
+def crowd(host, port, n):
+    """N connections at once, idle: how many the server closed within a second
+    (refused past its limit), and how many it keeps open."""
+    conns = [socket.create_connection((host, port), timeout=5) for _ in range(n)]
+    time.sleep(1)
+    closed = 0
+    for s in conns:
+        s.setblocking(False)
+        try:
+            closed += s.recv(1) == b""
+        except BlockingIOError:
+            pass
+        except OSError:
+            closed += 1
+    print("%d connections, %d closed by the server, %d open" % (n, closed, n - closed),
+          flush=True)
+    for s in conns:
+        s.close()
+    return 0
+
+
 def slowread(host, port, path, secs):
     s = socket.create_connection((host, port), timeout=5)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
@@ -180,6 +202,8 @@ def main(argv):
         return queries(argv[2], argv[3])
     if len(argv) >= 6 and argv[1] == "idle":
         return idle(argv[2], int(argv[3]), int(argv[4]), float(argv[5]))
+    if len(argv) >= 5 and argv[1] == "crowd":
+        return crowd(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) >= 4 and argv[1] == "replay":
         return replay(int(argv[2]), argv[3:])
     if len(argv) >= 6 and argv[1] == "slowread":
