@@ -23,6 +23,8 @@ check() {
 }
 
 # need_kvm: returns 1 (and the caller skips) when KVM cannot be used here.
+# probes FILE: kvmmmu-hist's Probes: block (wrapped at 100 columns) as one line
+probes() { awk '/^Probes:/ { p = 1; printf "%s", $0; next } p && /^        / { printf " %s", substr($0, 9); next } { p = 0 } END { print "" }' "$1"; }
 # one_line_error CHECK WANT-EXIT PROGRAM ARGS...: PROGRAM refuses ARGS the
 # way every kvmmmu command refuses bad input: exit WANT-EXIT, one line on
 # stderr, "name: why". Its stderr stays in $TMP/bad.err for what it says.

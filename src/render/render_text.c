@@ -51,26 +51,49 @@ int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **b
 	return err;
 }
 
-static void print_attached(FILE *f, const struct probe_status *probes, size_t n, const char **sep)
+/* the Probes: block's width: continuation lines are indented by PROBES_INDENT */
+#define PROBES_WIDTH 100
+#define PROBES_INDENT "        "
+
+/*
+ * "Probes: a (tp_btf), b (tp_btf), ..." wrapped at PROBES_WIDTH columns, each
+ * further line indented: some twenty tracepoints made one line of 900.
+ */
+static void print_attached(FILE *f, const struct probe_status *probes, size_t n)
 {
+	size_t col = strlen("Probes:");
+	bool first = true;
+
+	fprintf(f, "Probes:");
 	for (size_t i = 0; i < n; i++) {
 		const struct probe_status *p = &probes[i];
+		char item[160];
+		int len;
 
 		if (p->kind == ATTACH_NONE)
 			continue;
-		fprintf(f, "%s %s%s%s (%s)", *sep, p->group ? p->group : "", p->group ? ":" : "",
-			p->name, attach_kind_str(p->kind));
-		*sep = ",";
+		len = snprintf(item, sizeof(item), "%s%s%s (%s)", p->group ? p->group : "",
+			       p->group ? ":" : "", p->name, attach_kind_str(p->kind));
+		if (len < 0)
+			continue;
+		if (!first && col + 2 + (size_t)len > PROBES_WIDTH) {
+			fprintf(f, ",\n%s", PROBES_INDENT);
+			col = strlen(PROBES_INDENT);
+		} else {
+			fputs(first ? " " : ", ", f);
+			col += first ? 1 : 2;
+		}
+		fputs(item, f);
+		col += (size_t)len;
+		first = false;
 	}
+	fputc('\n', f);
 }
 
 void render_probe_header(FILE *f, const struct snapshot *snap)
 {
-	const char *sep = "";
-
-	fprintf(f, "Probes:");
-	print_attached(f, snap->probes, snap->n_probes, &sep);
-	fprintf(f, "\nOutcomes from: %s; RET_PF_* from %s\n",
+	print_attached(f, snap->probes, snap->n_probes);
+	fprintf(f, "Outcomes from: %s; RET_PF_* from %s\n",
 		snap->func_mode	   ? "function return values"
 		: snap->done_event ? "the kvm_mmu_page_fault_done tracepoint (kernel-patches/)"
 				   : "tracepoints (SPTE requested -> set = fixed, none = spurious)",

@@ -36,7 +36,12 @@ check hist/command-exit-0 "exit $rc: $(tail -3 "$TMP/h1.out")" test $rc = 0
 pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l1.csv")
 agree populate "$TMP/h1.csv" "$TMP/l1.csv" "$pid" 2
 check hist/csv-valid "$("$CSVLINT" "$TMP/h1.csv" 2>&1)" "$CSVLINT" "$TMP/h1.csv"
-check hist/header-says-mode "no probe header" grep -q '^Probes: .*kvm_mmu_set_spte (tp_btf\|raw_tp)' "$TMP/h1.out"
+check hist/header-says-mode "no probe header: $(probes "$TMP/h1.out")" \
+	eval 'probes "$TMP/h1.out" | grep -q "^Probes: .*kvm_mmu_set_spte (tp_btf\|raw_tp)"'
+# wrapped: some twenty probes made one line of 900 characters
+check hist/probes-wrapped "$(grep -A30 '^Probes:' "$TMP/h1.out" | awk 'length > 100' | head -2)" \
+	eval '[ "$(awk "/^Probes:/ { p = 1 } p && !/^(Probes:|        )/ { p = 0 } p && length > 100" "$TMP/h1.out" | wc -l)" = 0 ] &&
+		[ "$(awk "/^Probes:/ { p = 1; next } p && /^        / { n++; next } { p = 0 } END { print n + 0 }" "$TMP/h1.out")" -ge 1 ]'
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	check hist/header-says-unavailable "no 'Cannot show: ... fault_ns' line" \
 		grep -q '^Cannot show: fault_ns, ' "$TMP/h1.out"

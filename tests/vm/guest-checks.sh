@@ -103,6 +103,8 @@ FUNCS="kvm_mmu_page_fault kvm_tdp_page_fault paging64_page_fault paging32_page_f
 nonpaging_page_fault direct_page_fault kvm_vcpu_gfn_to_memslot"
 awk '$2 ~ /^[tT]$/ { print $3 }' /proc/kallsyms |
 	grep -xE "$(echo $FUNCS fast_page_fault | tr ' ' '|')" >$T/ksyms
+# probes FILE: kvmmmu-hist's Probes: block (wrapped at 100 columns) as one line
+probes() { awk '/^Probes:/ { p = 1; printf "%s", $0; next } p && /^        / { printf " %s", substr($0, 9); next } { p = 0 } END { print "" }' "$1"; }
 in_kallsyms() { grep -qx "$1" $T/ksyms; }
 info "in kallsyms: $(tr '\n' ' ' <$T/ksyms)"
 
@@ -286,7 +288,7 @@ for mode in fentry kprobe tracepoint; do
 	g=hist-$mode
 	want $g || continue
 	traced $g $g --probe-mode $mode --label $mode --
-	probes=$(grep '^Probes:' $T/$g.out)
+	probes=$(probes $T/$g.out)
 	if [ $mode = tracepoint ]; then
 		check $g/probes-tracepoints-only "$probes" \
 			eval '! echo "$probes" | grep -q "kvm_mmu_page_fault"'
@@ -387,7 +389,7 @@ fi
 if want hist-all; then
 	g=hist-all
 	traced $g $g --metric all --label all -- --dirty-log 1
-	check $g/probes-lock "$(grep '^Probes:' $T/$g.out)" grep -q '^Probes:.* lock:' $T/$g.out
+	check $g/probes-lock "$(probes $T/$g.out)" eval 'probes $T/$g.out | grep -q "^Probes:.* lock:"'
 	agree $g $T/$g.csv $T/$g-load.csv
 	paths $g $T/$g.csv
 	# every vCPU loads its MMU root on its first KVM_RUN (function probes on kvm_mmu_load)
