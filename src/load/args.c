@@ -81,7 +81,7 @@ static const char usage[] =
 	"\n"
 	"EXAMPLES:\n"
 	"    kvmmmu-load                          # 1 vCPU populates 64 MiB\n"
-	"    kvmmmu-load --vcpus 2 --mem 128M     # 2 vCPUs, 32768 faults each\n"
+	"    kvmmmu-load --vcpus 2 --mem 128M     # 2 vCPUs, 32769 faults each (+ the code page)\n"
 	"    kvmmmu-load --dirty-log 3            # refault every page 3 more times\n"
 	"    kvmmmu-load --dirty-log 1 --duration 60  # dirty-log faults for a minute\n"
 	"    kvmmmu-load --thp --mem 1G           # 2 MiB mappings, few faults\n"
