@@ -116,7 +116,7 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDER_OBJS) $(OUTPUT)/obj/diff/stats.o \
-		$(OUTPUT)/obj/diff/gate.o
+		$(OUTPUT)/obj/diff/gate.o $(OUTPUT)/obj/diff/derive.o
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
@@ -174,20 +174,34 @@ sanitize:
 		LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run.sh
 
-# Fuzzing the CSV reader with libFuzzer (clang): new inputs go to
-# $(OUTPUT)/fuzz/corpus; tests/fuzz/csv is the kept corpus, replayed by
+# Fuzzing with libFuzzer (clang): the CSV reader alone (fuzz_csv), and
+# kvmmmu-diff's reading of a run, reader, snapshot loader and derivation
+# (fuzz_diff), each for FUZZ_SECS. New inputs go to $(OUTPUT)/fuzz/corpus;
+# tests/fuzz/csv is the kept corpus, replayed through both by
 # unit/test_csv_corpus. Keep what a run found with
 #   $(OUTPUT)/fuzz/fuzz_csv -merge=1 tests/fuzz/csv $(OUTPUT)/fuzz/corpus
 FUZZ_SECS ?= 600
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+FUZZ_CPPFLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc/lib -Isrc/trace -Isrc/core -Isrc/diff \
+	-I$(OUTPUT)/skel
+# what kvmmmu-diff's run_load() reaches, built with the fuzzer's instrumentation
+FUZZ_DIFF_SRCS := src/diff/derive.c src/diff/stats.c src/core/snapshot_csv.c src/core/snapshot.c \
+	src/lib/csv_reader.c src/lib/array.c src/lib/kvm_stats.c src/trace/model.c src/trace/ret_pf.c \
+	src/trace/vm_stats.c
 $(OUTPUT)/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c tests/fuzz/csv_target.c src/lib/csv_reader.c src/lib/csv.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)clang $(FUZZ_FLAGS) -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc/lib \
-		tests/fuzz/fuzz_csv.c src/lib/csv_reader.c -lm -o $@
+	$(Q)clang $(FUZZ_FLAGS) $(FUZZ_CPPFLAGS) tests/fuzz/fuzz_csv.c src/lib/csv_reader.c -lm -o $@
 
-fuzz: $(OUTPUT)/fuzz/fuzz_csv
+$(OUTPUT)/fuzz/fuzz_diff: tests/fuzz/fuzz_diff.c tests/fuzz/diff_target.c $(FUZZ_DIFF_SRCS) $(SKELS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)clang $(FUZZ_FLAGS) $(FUZZ_CPPFLAGS) tests/fuzz/fuzz_diff.c $(FUZZ_DIFF_SRCS) -lbpf -lm -o $@
+
+fuzz: $(OUTPUT)/fuzz/fuzz_csv $(OUTPUT)/fuzz/fuzz_diff
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)$(OUTPUT)/fuzz/fuzz_diff -max_total_time=$(FUZZ_SECS) -max_len=8192 -timeout=5 \
+		-print_final_stats=1 $(OUTPUT)/fuzz/corpus tests/fuzz/csv
 	$(Q)$(OUTPUT)/fuzz/fuzz_csv -max_total_time=$(FUZZ_SECS) -max_len=8192 -timeout=5 \
 		-print_final_stats=1 $(OUTPUT)/fuzz/corpus tests/fuzz/csv
 

@@ -15,34 +15,26 @@
 #include <string.h>
 
 #include "csv.h"
-
-/* Aborts (a finding for the fuzzer, a failure for the replay) when COND does not hold. */
-#define CSV_TARGET_CHECK(cond)                                                                     \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "csv_target: %s:%d: %s\n", __FILE__, __LINE__, #cond);     \
-			abort();                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "target_check.h"
 
 static void csv_target_accepted(const struct csv_table *t)
 {
 	long last_line = 0;
 
-	CSV_TARGET_CHECK(t->version == 1 || t->version == 2);
-	CSV_TARGET_CHECK(!t->n_rows || t->rows);
+	TARGET_CHECK(t->version == 1 || t->version == 2);
+	TARGET_CHECK(!t->n_rows || t->rows);
 	for (size_t i = 0; i < t->n_meta; i++)
-		CSV_TARGET_CHECK(t->meta[i].key && t->meta[i].value);
+		TARGET_CHECK(t->meta[i].key && t->meta[i].value);
 	for (size_t i = 0; i < t->n_rows; i++) {
 		const struct csv_record *r = &t->rows[i];
 
-		CSV_TARGET_CHECK(r->comm && r->source && r->metric);
-		CSV_TARGET_CHECK(r->line > last_line);
+		TARGET_CHECK(r->comm && r->source && r->metric);
+		TARGET_CHECK(r->line > last_line);
 		last_line = r->line;
 		/* integers are kept exactly, and their double is the nearest one */
 		if (r->kind == CSV_U64)
-			CSV_TARGET_CHECK(r->value == (double)r->u64);
-		CSV_TARGET_CHECK(t->version == 2 || !r->vm);
+			TARGET_CHECK(r->value == (double)r->u64);
+		TARGET_CHECK(t->version == 2 || !r->vm);
 	}
 	(void)csv_table_meta(t, "version");
 }
@@ -72,10 +64,10 @@ static int csv_target(const uint8_t *data, size_t size)
 		csv_target_accepted(&t);
 		csv_table_free(&t);
 	} else {
-		CSV_TARGET_CHECK(rc == -EINVAL || rc == -ERANGE || rc == -ENOMEM || rc == -EIO);
+		TARGET_CHECK(rc == -EINVAL || rc == -ERANGE || rc == -ENOMEM || rc == -EIO);
 		/* the reason: one line, said */
-		CSV_TARGET_CHECK(memchr(err, '\0', sizeof(err)) && !strchr(err, '\n'));
-		CSV_TARGET_CHECK(rc == -ENOMEM || err[0]);
+		TARGET_CHECK(memchr(err, '\0', sizeof(err)) && !strchr(err, '\n'));
+		TARGET_CHECK(rc == -ENOMEM || err[0]);
 	}
 	free(copy);
 	return 0;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The fuzzing corpus of the CSV reader (tests/fuzz/csv/, kept from make fuzz
- * runs), replayed through the same target on every test run: inputs that once
- * found a bug, or reach a path of the reader, keep being read right.
+ * runs), replayed through the same targets on every test run, the reader's
+ * and kvmmmu-diff's (loader and derivation): inputs that once found a bug,
+ * or reach a path, keep being read right. make sanitize replays them under
+ * ASan and UBSan.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -11,6 +13,7 @@
 #include <cmocka.h>
 
 #include "../fuzz/csv_target.c"
+#include "../fuzz/diff_target.c"
 
 #define CORPUS "tests/fuzz/csv"
 
@@ -40,6 +43,7 @@ static void replay(void **state)
 		assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
 		fclose(f);
 		csv_target((const uint8_t *)buf, (size_t)len);
+		diff_target((const uint8_t *)buf, (size_t)len);
 		free(buf);
 		files++;
 	}
