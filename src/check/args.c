@@ -8,11 +8,11 @@
 #include "cli.h"
 #include "log.h"
 #include "parse.h"
+#include "session_args.h"
 #include "sysinfo.h"
 
 enum {
-	OPT_PROBE_MODE = 1000,
-	OPT_VALIDATE,
+	OPT_VALIDATE = 1000,
 };
 
 const char *argp_program_version = "kvmmmu-check " KVMMMU_VERSION;
@@ -38,8 +38,7 @@ static const char doc[] =
 	"    kvmmmu-check --validate qemu 10       # is kvmmmu right about this VM?\n";
 
 static const struct argp_option options[] = {
-	{"probe-mode", OPT_PROBE_MODE, "MODE", 0,
-	 "How to probe functions: auto (default), fentry, kprobe or tracepoint", 0},
+	SESSION_PROBE_MODE_OPTION,
 	{"validate", OPT_VALIDATE, "PID|NAME", 0,
 	 "Compare kvmmmu with KVM's counters for this VM (see above)", 0},
 	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
@@ -67,12 +66,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		cli_key_init(state);
 		break;
-	case OPT_PROBE_MODE:
-		if (probe_mode_parse(arg, &env->mode))
-			usage_error(
-				"--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
-				arg);
+	case SESSION_OPT_PROBE_MODE: {
+		struct session_args a = {0};
+
+		session_args_parse(&a, key, arg); /* bad input: one line, exit 2 */
+		env->mode = a.mode;
 		break;
+	}
 	case 'v':
 		env->verbose = true;
 		break;

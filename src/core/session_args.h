@@ -3,8 +3,9 @@
 #define KVMMMU_SESSION_ARGS_H
 
 /*
- * The session's options as every live command (kvmmmu-top, the exporter)
- * takes them: -p PID|NAME (repeatable), --probe-mode, --sample.
+ * The session's options as every live command (kvmmmu-hist, kvmmmu-top, the
+ * exporter) takes them: -p PID|NAME (repeatable), --probe-mode, --sample;
+ * kvmmmu-check takes --probe-mode alone.
  */
 #include <argp.h>
 #include <stdbool.h>
@@ -19,23 +20,28 @@ enum {
 	SESSION_OPT_SAMPLE,
 };
 
+/* --probe-mode alone, for commands that take no VM (kvmmmu-check) */
+#define SESSION_PROBE_MODE_OPTION                                                                  \
+	{                                                                                          \
+		"probe-mode", SESSION_OPT_PROBE_MODE, "MODE", 0,                                   \
+			"How to probe functions: auto (default), fentry, kprobe or tracepoint", 0  \
+	}
+
+/* -p, --probe-mode and --sample; WHAT begins -p's help ("Trace only", "Export only") */
 #define SESSION_ARGP_OPTIONS(what)                                                                 \
 	{"pid",                                                                                    \
 	 'p',                                                                                      \
 	 "PID|NAME",                                                                               \
 	 0,                                                                                        \
-	 what                                                                                      \
-	 " this VM (PID, or a name matching its process or VM name); repeatable, or a comma list", \
+	 what " this VM (PID, or a name matching its process or VM name); repeatable, or a "       \
+	      "comma list",                                                                        \
 	 0},                                                                                       \
-		{"probe-mode",                                                                     \
-		 SESSION_OPT_PROBE_MODE,                                                           \
-		 "MODE",                                                                           \
-		 0,                                                                                \
-		 "auto (default), fentry, kprobe or tracepoint",                                   \
-		 0},                                                                               \
+		SESSION_PROBE_MODE_OPTION,                                                         \
 	{                                                                                          \
 		"sample", SESSION_OPT_SAMPLE, "N", 0,                                              \
-			"Time 1 fault in N (every fault is still counted)", 0                      \
+			"Time 1 fault in N for the latency histograms (every fault is still "      \
+			"counted and classified)",                                                 \
+			0                                                                          \
 	}
 
 struct session_args {

@@ -16,11 +16,9 @@ enum {
 	OPT_METRIC,
 	OPT_CSV,
 	OPT_LABEL,
-	OPT_PROBE_MODE,
 	OPT_WAIT,
 	OPT_ATTRIBUTION,
 	OPT_VCPU,
-	OPT_SAMPLE,
 };
 
 const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
@@ -49,8 +47,7 @@ static const char doc[] =
 	"    kvmmmu-hist --sample 16          # counts exact, 1 fault in 16 timed: cheaper\n";
 
 static const struct argp_option options[] = {
-	{"pid", 'p', "PID|NAME", 0,
-	 "Trace this process (PID, or name matched like pgrep); repeatable, or a comma list", 0},
+	SESSION_ARGP_OPTIONS("Trace only"),
 	{"wait", OPT_WAIT, NULL, 0, "Keep waiting when no process matches -p yet", 0},
 	{"vcpu", OPT_VCPU, "N", 0, "Show only vCPU N", 0},
 	{"per-vcpu", OPT_PER_VCPU, NULL, 0, "Show every vCPU, not only the VM totals", 0},
@@ -62,12 +59,6 @@ static const struct argp_option options[] = {
 	 "Also write kvmmmu CSV (v2, docs/csv.md) to FILE ('-' for stdout)", 0},
 	{"label", OPT_LABEL, "TEXT", 0, "Label recorded in the CSV metadata", 0},
 	{"duration", 'd', "SECS", 0, "Trace for SECS seconds", 0},
-	{"probe-mode", OPT_PROBE_MODE, "MODE", 0, "auto (default), fentry, kprobe or tracepoint",
-	 0},
-	{"sample", OPT_SAMPLE, "N", 0,
-	 "Time 1 fault in N for the latency histograms (every fault is still counted and "
-	 "classified)",
-	 0},
 	{"attribution", OPT_ATTRIBUTION, "HOW", 0,
 	 "How threads map to vCPUs: auto (BPF, then /proc) or proc", 0},
 	{"verbose", 'v', NULL, 0, "Show libbpf's messages", 0},
@@ -87,12 +78,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	uint64_t v;
 	const char *bad;
 
+	if (session_args_parse(&env->session, key, arg))
+		return 0;
 	switch (key) {
 	case ARGP_KEY_INIT:
 		cli_key_init(state);
-		break;
-	case 'p':
-		session_add_specs(env->specs, &env->n_specs, MAX_SPECS, arg);
 		break;
 	case OPT_WAIT:
 		env->wait = true;
@@ -104,12 +94,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PER_VCPU:
 		env->per_vcpu = true;
-		break;
-	case OPT_SAMPLE:
-		if (parse_u64_range(arg, 1, 1 << 20, &v))
-			usage_error(state, "--sample '%s': expected a number from 1 to %d", arg,
-				    1 << 20);
-		env->sample_every = (unsigned int)v;
 		break;
 	case 'm':
 	case 'u':
@@ -136,13 +120,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'd':
 		if (parse_seconds(arg, &env->duration))
 			usage_error(state, "-d '%s': expected " PARSE_SECONDS_RANGE, arg);
-		break;
-	case OPT_PROBE_MODE:
-		if (probe_mode_parse(arg, &env->mode))
-			usage_error(
-				state,
-				"--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
-				arg);
 		break;
 	case OPT_ATTRIBUTION:
 		if (!strcmp(arg, "auto"))

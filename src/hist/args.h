@@ -7,16 +7,13 @@
 #include "collector.h"
 #include "procs.h"
 #include "render.h"
-
-#define MAX_SPECS 16
+#include "session_args.h"
 
 struct hist_env {
-	struct proc_spec specs[MAX_SPECS];
-	int n_specs;
-	bool wait; /* keep waiting for -p matches that do not exist yet */
-	int vcpu;  /* --vcpu, -1 for all */
+	struct session_args session; /* -p, --probe-mode, --sample */
+	bool wait;		     /* keep waiting for -p matches that do not exist yet */
+	int vcpu;		     /* --vcpu, -1 for all */
 	bool per_vcpu;
-	unsigned int sample_every; /* --sample: 1 fault in N timed (0 or 1: every one) */
 	bool timestamp;
 	double interval; /* seconds, 0: only the final summary */
 	long count;	 /* intervals to print, 0: unlimited */
@@ -26,7 +23,6 @@ struct hist_env {
 	bool show[N_SECTIONS];
 	double unit_ns;
 	const char *unit;
-	enum probe_mode mode;
 	enum attribution attribution;
 	char **command; /* after "--" */
 	char *command_line;

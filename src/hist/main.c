@@ -189,13 +189,13 @@ static bool vcpu_exists(const struct hist_run *r)
 	static int pids[MAX_TRACED];
 	int n = 0;
 
-	for (int i = 0; i < r->env.n_specs; i++) {
-		int found = procs_find("/proc", &r->env.specs[i], 1, getpid(), pids + n,
+	for (int i = 0; i < r->env.session.n_specs; i++) {
+		int found = procs_find("/proc", &r->env.session.specs[i], 1, getpid(), pids + n,
 				       MAX_TRACED - (size_t)n);
 
 		n += found > 0 ? found : 0;
 	}
-	if (!r->env.n_specs)
+	if (!r->env.session.n_specs)
 		return true; /* any VM, now or later: checked at the end */
 	for (int i = 0; i < n; i++) {
 		int ids[512], k = vcpu_fds("/proc", pids[i], ids, 512);
@@ -210,15 +210,15 @@ static bool vcpu_exists(const struct hist_run *r)
 static int setup(struct hist_run *r)
 {
 	const struct session_opts sopts = {
-		.mode = r->env.mode,
+		.mode = r->env.session.mode,
 		.attribution = r->env.attribution,
 		.walk_hist = r->env.show[SECTION_HIST0 + KVMMMU_HIST_WALK],
-		.sample_every = r->env.sample_every,
+		.sample_every = r->env.session.sample_every,
 		.lock = r->env.show[SECTION_LOCK],
 		.events = r->env.show[SECTION_MMU] || r->env.show[SECTION_TIMELINE],
 		.kvm_stats = r->env.show[SECTION_KVM] || r->env.csv_path,
-		.specs = r->env.specs,
-		.n_specs = r->env.n_specs,
+		.specs = r->env.session.specs,
+		.n_specs = r->env.session.n_specs,
 		.wait = r->env.wait,
 		.command = r->env.command,
 		.command_stderr = r->out == stderr,
@@ -281,7 +281,7 @@ int main(int argc, char **argv)
 	fprintf(r.out, "Tracing KVM MMU faults");
 	if (r.env.command)
 		fprintf(r.out, " of '%s'", r.env.command[0]);
-	else if (r.env.n_specs)
+	else if (r.env.session.n_specs)
 		fprintf(r.out, " of the processes -p selects");
 	fprintf(r.out, "... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
 	if (!session_facts(&r.s, &facts)) {
@@ -323,8 +323,7 @@ cleanup:
 		err = -EIO;
 	}
 	session_close(&r.s);
-	for (int i = 0; i < r.env.n_specs; i++)
-		proc_spec_free(&r.env.specs[i]);
+	session_args_free(&r.env.session);
 	free(r.env.command_line);
 	return err ? 1 : command_status;
 }
