@@ -162,14 +162,6 @@ static __always_inline bool start_timing(struct kvmmmu_thread_stats *s)
 	return s->st.timed = bpf_get_prandom_u32() % sample_every == 0;
 }
 
-/* The tracepoint model's path of the fault in hand. */
-static __always_inline enum kvmmmu_fault_path model_path(struct kvmmmu_thread_stats *s)
-{
-	if (s->st.tdp_mmu_fault || s->st.tdp_changes)
-		return KVMMMU_FP_TDP_MMU;
-	return s->st.walked ? KVMMMU_FP_SHADOW : KVMMMU_FP_DIRECT;
-}
-
 /* Ends the pending fault with RET; NOW is when its SPTE was set, 0 if none was (no latency). */
 static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, __u64 now)
 {
@@ -185,7 +177,7 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 		s->st.prefetch = 0;
 		return;
 	}
-	path = model_path(s);
+	path = kvmmmu_model_path(&s->st);
 	if (done_event) {
 		s->st.closed_path = path + 1; /* kvm_mmu_page_fault_done counts it */
 	} else if (path == KVMMMU_FP_TDP_MMU) {
@@ -212,7 +204,7 @@ static __always_inline void resolve_pending(struct kvmmmu_thread_stats *s)
 {
 	if (!s->st.pending)
 		return;
-	close_fault(s, s->st.tdp_mmu_fault ? ret_pf_retry : ret_pf_spurious, 0);
+	close_fault(s, kvmmmu_unset_request_is_retry(&s->st) ? ret_pf_retry : ret_pf_spurious, 0);
 	s->st.walked = 0;
 }
 
@@ -611,7 +603,7 @@ static __always_inline int on_fault_done(int ret, __u64 start_ns)
 	else if (s->st.closed_path)
 		path = (s->st.closed_path - 1) & (KVMMMU_N_FAULT_PATHS - 1);
 	else if (s->st.pending)
-		path = model_path(s);
+		path = kvmmmu_model_path(&s->st);
 	else if (s->st.exit_walked)
 		path = KVMMMU_FP_SHADOW;
 	else

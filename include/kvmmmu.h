@@ -106,6 +106,29 @@ struct kvmmmu_fault_state {
 				KVM_PRE_FAULT_MEMORY): not taken, only its fix counts */
 };
 
+/*
+ * The tracepoint model's rule for the fault in hand, in one place for both
+ * sides: BPF applies it at each event (bpf/faults.bpf.c), user space to a
+ * request still pending at the final reading (src/trace/collector_read.c).
+ */
+/* Its path: the TDP MMU's when its request or SPTE changes say so, else shadow if it walked. */
+static inline enum kvmmmu_fault_path kvmmmu_model_path(const struct kvmmmu_fault_state *st)
+{
+	if (st->tdp_mmu_fault || st->tdp_changes)
+		return KVMMMU_FP_TDP_MMU;
+	return st->walked ? KVMMMU_FP_SHADOW : KVMMMU_FP_DIRECT;
+}
+
+/*
+ * A request no SPTE followed ended as RET_PF_RETRY under the TDP MMU (which
+ * traces its spurious faults, so an untraced end is a retry), else as
+ * RET_PF_SPURIOUS.
+ */
+static inline int kvmmmu_unset_request_is_retry(const struct kvmmmu_fault_state *st)
+{
+	return st->tdp_mmu_fault != 0;
+}
+
 /* Who a per-thread value belongs to; first member of every per-thread value. */
 struct kvmmmu_thread_id {
 	__s32 vcpu_id; /* from the vCPU the thread has loaded; -1 when unknown */

@@ -67,10 +67,9 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	 */
 	if (final && s->st.pending && !s->st.prefetch && !c->func_mode && !c->done_event &&
 	    !settle_in_flight(settled, k)) {
-		int ret = ret_pf_value(&c->ret_pf, s->st.tdp_mmu_fault ? "retry" : "spurious");
-		int path = s->st.tdp_mmu_fault || s->st.tdp_changes ? KVMMMU_FP_TDP_MMU
-			   : s->st.walked			    ? KVMMMU_FP_SHADOW
-								    : KVMMMU_FP_DIRECT;
+		int ret = ret_pf_value(
+			&c->ret_pf, kvmmmu_unset_request_is_retry(&s->st) ? "retry" : "spurious");
+		int path = kvmmmu_model_path(&s->st);
 
 		if (ret >= 0) {
 			f.ret_pf[ret]++;
