@@ -55,6 +55,11 @@ enum kvmmmu_fault_path {
 	KVMMMU_N_FAULT_PATHS,
 };
 
+/* indices are masked with N - 1 for the verifier: N must be a power of two */
+#define KVMMMU_POWER_OF_TWO(n) ((n) > 0 && ((n) & ((n)-1)) == 0)
+_Static_assert(KVMMMU_POWER_OF_TWO(KVMMMU_RET_PF_SLOTS), "ret_pf[] is indexed & (N - 1)");
+_Static_assert(KVMMMU_POWER_OF_TWO(KVMMMU_N_FAULT_PATHS), "outcomes[] is indexed & (N - 1)");
+
 /* Latency histograms. Keep kvmmmu_hist_names[] (src/trace/model.c) in sync. */
 enum kvmmmu_hist_id {
 	KVMMMU_HIST_FAULT,	  /* kvm_mmu_page_fault entry to exit */
@@ -190,6 +195,8 @@ struct kvmmmu_thread_stats {
 #define KVMMMU_LOCK_SETS 1024
 #define KVMMMU_LOCK_WAYS 4
 #define KVMMMU_LOCK_SLOTS (KVMMMU_LOCK_SETS * KVMMMU_LOCK_WAYS)
+_Static_assert(KVMMMU_POWER_OF_TWO(KVMMMU_LOCK_SETS) && KVMMMU_POWER_OF_TWO(KVMMMU_LOCK_SLOTS),
+	       "the lock table is indexed & (N - 1)");
 
 struct kvmmmu_lock_slot {
 	__u64 lock; /* &kvm->mmu_lock; 0: free */
