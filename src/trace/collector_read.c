@@ -66,7 +66,7 @@ static void add_thread(struct collector *c, struct model *m, const struct kvmmmu
 	 * resolve_pending() would (the TDP MMU traces its spurious faults).
 	 */
 	if (final && s->st.pending && !s->st.prefetch && !c->func_mode && !c->done_event &&
-	    !settle_in_flight(settled, k)) {
+	    !settle_in_flight(settled, k, s->counters[KVMMMU_SPTE_REQUESTED])) {
 		int ret = ret_pf_value(
 			&c->ret_pf, kvmmmu_unset_request_is_retry(&s->st) ? "retry" : "spurious");
 		int path = kvmmmu_model_path(&s->st);

@@ -25,16 +25,9 @@ enum settle_verdict {
 	SETTLE_SPURIOUS,  /* it ended with no SPTE set: what resolve_pending() says */
 };
 
-/*
- * CPU time a thread may spend after its request before that fault is judged
- * over. Between the request and its SPTE a fault holds mmu_lock and does
- * not sleep, but on a host that is itself a guest its CPU can be taken
- * away mid-fault, and schedstat counts that time as run: CI met 10 ms so,
- * with other tests loading the host's two CPUs. A vCPU back in its guest
- * runs 50 ms in about as long.
- */
-#define SETTLE_RAN_NS 50000000LL
-#define SETTLE_MAX_MS 1000
+/* CPU time a thread may spend after its request before that fault is judged over. */
+#define SETTLE_RAN_NS 10000000LL
+#define SETTLE_MAX_MS 250
 
 /*
  * The verdict on one pending request: MOVED when the thread set its SPTE or
@@ -60,7 +53,11 @@ struct settle {
 /* Waits (at most SETTLE_MAX_MS) until each pending request in map FD has a verdict. */
 void settle_pending(int fd, struct kvmmmu_thread_stats *scratch, struct settle *st);
 
-/* Whether K's pending request was in flight at the final reading. */
-bool settle_in_flight(const struct settle *st, const struct kvmmmu_thread_key *k);
+/*
+ * Whether K's request pending at the final reading, its REQUESTED-th, is in
+ * flight: one settle_pending() judged so, or one made after it looked. ST
+ * NULL: an exited thread's (never in flight).
+ */
+bool settle_in_flight(const struct settle *st, const struct kvmmmu_thread_key *k, __u64 requested);
 
 #endif
