@@ -124,4 +124,12 @@ bool session_is_traced(const struct session *s, int pid);
 void session_stop(struct session *s);
 void session_close(struct session *s);
 
+/*
+ * --vcpu N: whether the VMs O's -p selects now have vCPU N (true without -p:
+ * any VM, now or later, is checked at the end); and whether the VMs S
+ * traced, or FINAL's figures of those gone, had it.
+ */
+bool session_selects_vcpu(const struct session_opts *o, int vcpu);
+bool session_has_vcpu(const struct session *s, const struct model *final, int vcpu);
+
 #endif

@@ -18,7 +18,6 @@
 #include "args.h"
 #include "csv.h"
 #include "log.h"
-#include "procs.h"
 #include "render.h"
 #include "session.h"
 #include "sysinfo.h"
@@ -27,8 +26,7 @@
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;
 
-#define TICK_MS 100	/* longest wait for BPF's news: new threads wake us at once */
-#define MAX_TRACED 1024 /* processes one look at /proc considers at once */
+#define TICK_MS 100 /* longest wait for BPF's news: new threads wake us at once */
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid; /* for the signal handler: the command run under us */
@@ -124,25 +122,6 @@ static int report(struct hist_run *r, struct snapshot *prev, bool final)
 	return err;
 }
 
-/* --vcpu N must name a vCPU of a traced VM: checked against their kvm-vcpu fds. */
-static int check_vcpu(struct hist_run *r, const struct model *final)
-{
-	if (r->env.vcpu < 0)
-		return 0;
-	for (size_t i = 0; i < r->s.traced.n; i++) {
-		int ids[512], n = vcpu_fds("/proc", r->s.traced.v[i], ids, 512);
-
-		for (int k = 0; k < n; k++)
-			if (ids[k] == r->env.vcpu)
-				return 0;
-	}
-	for (size_t i = 0; final && i < final->n_vms; i++)
-		for (size_t k = 0; k < final->vms[i].n_rows; k++)
-			if (final->vms[i].rows[k].vcpu == r->env.vcpu)
-				return 0;
-	return -ENOENT;
-}
-
 /* Whether the reader of OUT has gone (| head -1): a pipe's write end then polls POLLERR. */
 static bool output_closed(FILE *out)
 {
@@ -183,30 +162,6 @@ static int run(struct hist_run *r)
 	return err;
 }
 
-/* --vcpu N names a vCPU (a kvm-vcpu fd) of some VM that -p (or, without -p, anything) selects. */
-static bool vcpu_exists(const struct hist_run *r)
-{
-	static int pids[MAX_TRACED];
-	int n = 0;
-
-	for (int i = 0; i < r->env.session.n_specs; i++) {
-		int found = procs_find("/proc", &r->env.session.specs[i], 1, getpid(), pids + n,
-				       MAX_TRACED - (size_t)n);
-
-		n += found > 0 ? found : 0;
-	}
-	if (!r->env.session.n_specs)
-		return true; /* any VM, now or later: checked at the end */
-	for (int i = 0; i < n; i++) {
-		int ids[512], k = vcpu_fds("/proc", pids[i], ids, 512);
-
-		for (int j = 0; j < k; j++)
-			if (ids[j] == r->env.vcpu)
-				return true;
-	}
-	return false;
-}
-
 static int setup(struct hist_run *r)
 {
 	const struct session_opts sopts = {
@@ -229,7 +184,8 @@ static int setup(struct hist_run *r)
 	err = session_check(&sopts);
 	if (err)
 		return err;
-	if (r->env.vcpu >= 0 && !r->env.command && !r->env.wait && !vcpu_exists(r)) {
+	if (r->env.vcpu >= 0 && !r->env.command && !r->env.wait &&
+	    !session_selects_vcpu(&sopts, r->env.vcpu)) {
 		elog("vCPU %d does not exist in the traced VMs", r->env.vcpu);
 		return -ENOENT;
 	}
@@ -303,7 +259,7 @@ int main(int argc, char **argv)
 	}
 	if (!err && r.env.vcpu >= 0) {
 		session_read(&r.s, &final, true);
-		if (check_vcpu(&r, &final)) {
+		if (!session_has_vcpu(&r.s, &final, r.env.vcpu)) {
 			elog("vCPU %d does not exist in the traced VMs", r.env.vcpu);
 			err = -ENOENT;
 		}
