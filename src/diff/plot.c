@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,28 @@
 #include "stats.h"
 
 #define MAX_PANELS 32
+
+/*
+ * TEXT (LEN bytes, or up to its NUL) as the inside of a gnuplot single-quoted
+ * string: a quote doubled, control bytes as '?'. VM names and labels come
+ * from the CSV files, so from whoever recorded them: unescaped, a quote
+ * would end the string and the rest run as gnuplot commands (system()).
+ */
+static const char *gp(char *buf, size_t size, const char *text, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && text[i] && o + 3 < size; i++) {
+		unsigned char c = (unsigned char)text[i];
+
+		if (c == '\'')
+			buf[o++] = '\'';
+		buf[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+#define GP(buf, text) gp(buf, sizeof(buf), text, SIZE_MAX)
 
 /* The CDF of H at its buckets' upper bounds, as gnuplot data (one index block). */
 static void write_cdf(FILE *f, const struct kvmmmu_hist *h)
@@ -29,6 +52,10 @@ static void write_cdf(FILE *f, const struct kvmmmu_hist *h)
 		if (seen >= h->count)
 			break;
 	}
+	/* an empty side still has its block: blank lines alone would merge two separators and
+	 * shift every later side's index onto the next one's data */
+	if (!seen)
+		fprintf(f, "NaN NaN\n");
 	fprintf(f, "\n\n");
 }
 
@@ -64,7 +91,13 @@ static int write_shares(FILE *f, struct side *const *sides, size_t n_sides, cons
 		/* a share that is nothing on every side says nothing */
 		if (!later || !any)
 			continue;
-		fprintf(f, "\"%.*s\"", (int)(len - 2), s->metric);
+		fputc('"', f);
+		for (size_t c = 0; c + 2 < len; c++)
+			fputc(s->metric[c] == '"' || (unsigned char)s->metric[c] < 0x20
+				      ? '?'
+				      : s->metric[c],
+			      f);
+		fputc('"', f);
 		for (size_t j = 0; j < n_sides; j++)
 			fprintf(f, " %.4f", m[j]);
 		fputc('\n', f);
@@ -119,9 +152,13 @@ static void last_line(const char *err_path, char *line, size_t len)
 static void write_title(FILE *g, struct side *const *sides, size_t n_sides)
 {
 	fprintf(g, "kvmmmu-diff: ");
-	for (size_t k = 0; k < n_sides; k++)
-		fprintf(g, "%s%s (%s, %zu run%s)", k ? " vs " : "", sides[k]->name, label(sides[k]),
-			sides[k]->n, sides[k]->n == 1 ? "" : "s");
+	for (size_t k = 0; k < n_sides; k++) {
+		char name[2 * SIDE_NAME_MAX + 3], l[256];
+
+		fprintf(g, "%s%s (%s, %zu run%s)", k ? " vs " : "", GP(name, sides[k]->name),
+			gp(l, sizeof(l), label(sides[k]), 120), sides[k]->n,
+			sides[k]->n == 1 ? "" : "s");
+	}
 }
 
 int diff_plot(const char *path, struct side *const *sides, size_t n_sides)
@@ -132,7 +169,8 @@ int diff_plot(const char *path, struct side *const *sides, size_t n_sides)
 	const char *ext = strrchr(path, '.');
 	bool svg = ext && !strcmp(ext, ".svg");
 	int panels = 0, status, err = 0;
-	char errors[96], said[256];
+	char errors[96], said[256], out[2 * PATH_MAX + 3], vm[2 * sizeof(r0->s->vm) + 3];
+	char metric[2 * sizeof(r0->s->metric) + 3], name[2 * SIDE_NAME_MAX + 3];
 	FILE *g;
 	pid_t pid;
 
@@ -165,7 +203,7 @@ int diff_plot(const char *path, struct side *const *sides, size_t n_sides)
 	}
 	fprintf(g, "set terminal %s size 1100,%d noenhanced font 'sans,10'\n",
 		svg ? "svg" : "pngcairo", 360 * panels);
-	fprintf(g, "set output '%s'\n", path);
+	fprintf(g, "set output '%s'\n", GP(out, path));
 	fprintf(g, "set multiplot layout %d,1 title '", panels);
 	write_title(g, sides, n_sides);
 	fprintf(g, "'\n");
@@ -197,9 +235,10 @@ int diff_plot(const char *path, struct side *const *sides, size_t n_sides)
 				"border -1\n"
 				"set xtics rotate by -25 nomirror\n"
 				"plot '%s' using 2:xtic(1) title '%s'",
-				s->vm, data, a->name);
+				GP(vm, s->vm), data, GP(name, a->name));
 			for (size_t k = 1; k < n_sides; k++)
-				fprintf(g, ", '' using %zu title '%s'", k + 2, sides[k]->name);
+				fprintf(g, ", '' using %zu title '%s'", k + 2,
+					GP(name, sides[k]->name));
 			fprintf(g, "\nset xtics norotate\nset style data lines\n");
 			p++;
 			continue;
@@ -217,15 +256,18 @@ int diff_plot(const char *path, struct side *const *sides, size_t n_sides)
 			shift[k] = stats_wasserstein_log2(&ha, &hb);
 		}
 		fclose(d);
-		fprintf(g, "set title 'VM %s: %.*s, the share of faults at or under a latency (",
-			s->vm, (int)(len - 5), s->metric);
+		fprintf(g, "set title 'VM %s: %s, the share of faults at or under a latency (",
+			GP(vm, s->vm), gp(metric, sizeof(metric), s->metric, len - 5));
 		if (n_sides == 2)
 			fprintf(g, "shifted by %.2f doublings)'\n", shift[1]);
 		else {
-			fprintf(g, "doublings shifted from %s:", a->name);
-			for (size_t k = 1; k < n_sides; k++)
-				fprintf(g, "%s %s %.2f", k > 1 ? "," : "", sides[k]->name,
-					shift[k]);
+			fprintf(g, "doublings shifted from %s:", GP(name, a->name));
+			for (size_t k = 1; k < n_sides; k++) {
+				side_pool(sides[k], s, &hb);
+				/* a side without samples has no distance to give */
+				fprintf(g, hb.count ? "%s %s %.2f" : "%s %s -", k > 1 ? "," : "",
+					GP(name, sides[k]->name), shift[k]);
+			}
 			fprintf(g, ")'\n");
 		}
 		fprintf(g,
@@ -237,7 +279,7 @@ int diff_plot(const char *path, struct side *const *sides, size_t n_sides)
 			fprintf(g,
 				"%s'%s' index %zu using ($1/1e9):2 with steps lw 2 title '%s (%llu "
 				"samples)'",
-				k ? ", " : "", k ? "" : data, k, sides[k]->name,
+				k ? ", " : "", k ? "" : data, k, GP(name, sides[k]->name),
 				(unsigned long long)hb.count);
 		}
 		fprintf(g, "\nunset logscale x\nset format x '%%g'\n");

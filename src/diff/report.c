@@ -8,11 +8,24 @@
 #include "stats.h"
 #include "vm_name.h"
 
+/*
+ * R's metadata KEY, escaped: whoever recorded the file chose it, and no
+ * escape sequence of theirs reaches a terminal. In one of a few rotating
+ * buffers: valid for the next few calls, enough for one line.
+ */
 static const char *meta(const struct run *r, const char *key)
 {
+	static char bufs[6][512];
+	static unsigned int next;
 	const char *v = csv_table_meta(&r->table, key);
+	char *shown, *buf = bufs[next++ % 6];
 
-	return v ? v : "?";
+	if (!v)
+		return "?";
+	shown = vm_name_escape(v);
+	snprintf(buf, sizeof(bufs[0]), "%s", shown ? shown : "?");
+	free(shown);
+	return buf;
 }
 
 /*
@@ -22,7 +35,8 @@ static const char *meta(const struct run *r, const char *key)
  */
 static void workload(const struct run *r, char *buf, size_t len)
 {
-	const char *c = csv_table_meta(&r->table, "command"), *w, *end, *base;
+	const char *c = csv_table_meta(&r->table, "command") ? meta(r, "command") : NULL, *w, *end,
+		   *base;
 	char *copy, *tok, *save;
 	size_t used = 0;
 	bool skip = false;
@@ -107,7 +121,8 @@ static void warn_meta(FILE *f, const struct diff *d, const char *key, const char
 /* Each side's metadata, what was tested, and warnings. */
 static void print_header(FILE *f, const struct diff *d, const struct report_opts *o)
 {
-	size_t n0 = d->sides[0]->n, fewest = SIZE_MAX, tested = 0;
+	size_t n0 = d->sides[0]->n, fewest = SIZE_MAX, tested = 0, testable = 0;
+	char short_sides[MAX_SIDES * (SIDE_NAME_MAX + 2)] = "";
 
 	for (size_t k = 0; k < d->n_sides; k++) {
 		const struct side *s = d->sides[k];
@@ -116,8 +131,18 @@ static void print_header(FILE *f, const struct diff *d, const struct report_opts
 		fprintf(f, "%s: %zu run%s; kernel %s, tdp_mmu=%s, host %s, tool %s, label '%s'\n",
 			s->name, s->n, s->n == 1 ? "" : "s", meta(r, "kernel"), meta(r, "tdp_mmu"),
 			meta(r, "hostname"), meta(r, "tool"), meta(r, "label"));
-		if (k && s->n < fewest)
-			fewest = s->n;
+		if (!k)
+			continue;
+		/* the later sides that can be tested against the first, and those that cannot */
+		if (s->n >= MIN_TESTED_RUNS) {
+			testable++;
+			fewest = s->n < fewest ? s->n : fewest;
+		} else {
+			size_t used = strlen(short_sides);
+
+			snprintf(short_sides + used, sizeof(short_sides) - used, "%s%s",
+				 used ? ", " : "", s->name);
+		}
 	}
 	for (size_t i = 0; i < d->n_rows; i++)
 		for (size_t k = 1; k < d->n_sides; k++)
@@ -128,18 +153,26 @@ static void print_header(FILE *f, const struct diff *d, const struct report_opts
 	warn_meta(f, d, "hostname", "ran on different hosts");
 	warn_meta(f, d, "tool", "come from different commands");
 	warn_workloads(f, d);
-	if (n0 < MIN_TESTED_RUNS || fewest < MIN_TESTED_RUNS)
+	if (n0 < MIN_TESTED_RUNS || !testable) {
 		fprintf(f,
 			"%zu rows; with %zu and %zu runs only deltas are shown: significance needs "
 			"at least 4 runs a side\n",
-			d->n_rows, n0, fewest);
-	else
+			d->n_rows, n0,
+			n0 < MIN_TESTED_RUNS ? d->sides[1]->n : d->sides[d->n_sides - 1]->n);
+	} else {
 		fprintf(f,
 			"%zu rows tested (Mann-Whitney U, alpha %.3g%s)%s; the smallest p-value "
 			"%zu and %zu runs can give: %.3g\n",
 			tested, o->alpha, o->holm ? ", Holm-Bonferroni across them" : "",
 			d->n_sides > 2 ? ", each side against the first" : "", n0, fewest,
 			stats_min_p(n0, fewest));
+		if (short_sides[0])
+			fprintf(f,
+				"%s: fewer than 4 runs, only deltas are shown (significance needs "
+				"at "
+				"least 4 runs a side)\n",
+				short_sides);
+	}
 	if (o->holm && d->tests) {
 		size_t need = 2;
 

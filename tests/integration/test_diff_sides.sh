@@ -64,6 +64,16 @@ for i in 1 2 3 4 5 6 7 8 9; do many+=("S$i=$TMP/n1.csv"); done
 bad nine-sides 2 "${many[@]}"
 bad same-argument-twice 2 "$TMP/n1.csv" "$TMP/y1.csv" "$TMP/n1.csv"
 
+# metadata is whoever recorded the file's (a label, a command line): escaped
+# like VM names, no escape sequence reaches the terminal
+{
+	printf '# kvmmmu-csv 2\n# label=red\033[31m\n# command=kvmmmu-hist -- evil\033]0;title\007\n'
+	printf 'ts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,9,vm1\n'
+} >"$TMP/esc.csv"
+"$DIFF" "$TMP/esc.csv" "$TMP/y1.csv" >"$TMP/esc.out" 2>&1
+check diff-sides/metadata-escaped "$(head -3 "$TMP/esc.out" | od -c | grep -c 033) escape bytes; $(head -1 "$TMP/esc.out")" \
+	eval '! grep -q "$(printf "\033")" "$TMP/esc.out" && grep -q "label .red\\\\x1b\[31m." "$TMP/esc.out"'
+
 # three sides: Y's and Z's columns beside N's, each tested against N
 "$DIFF" "$N" "$Y" "$Z" >"$TMP/three.out" 2>&1
 rc=$?
@@ -78,6 +88,12 @@ check diff-sides/three-y-flagged-z-not "$l" \
 check diff-sides/three-shift-lines "$(grep shifted "$TMP/three.out")" \
 	eval 'grep -q "vm1 fault_ns: Y shifted by 2.00 doublings from N" "$TMP/three.out" &&
 		grep -q "vm1 fault_ns: Z shifted by 0.00 doublings from N" "$TMP/three.out"'
+# a side with fewer runs: its deltas only, said so, and the others still tested
+"$DIFF" "$N" "$Y" "Z=$TMP/z1.csv" >"$TMP/mixed.out" 2>&1
+check diff-sides/mixed-runs-header "$(sed -n 4,5p "$TMP/mixed.out")" \
+	eval 'grep -q "^[0-9]* rows tested .*each side against the first" "$TMP/mixed.out" &&
+		grep -q "^Z: fewer than 4 runs, only deltas are shown" "$TMP/mixed.out" &&
+		[ "$(faults_line "$TMP/mixed.out" | grep -c "(p=0.029 n=4+4)")" = 1 ]'
 "$DIFF" --format csv "$N" "$Y" "$Z" >"$TMP/three.csv" 2>&1
 check diff-sides/three-csv-header "$(head -1 "$TMP/three.csv")" \
 	grep -qx 'vm,vcpu,metric,N_median,N_spread_pct,N_n,Y_median,Y_spread_pct,Y_n,Y_delta_pct,Y_p,Y_significant,Z_median,Z_spread_pct,Z_n,Z_delta_pct,Z_p,Z_significant' "$TMP/three.csv"
@@ -88,6 +104,38 @@ if command -v gnuplot >/dev/null; then
 	check diff-sides/three-plot-every-side "$(cat "$TMP/plot.err") $(grep -o 'kvmmmu-diff: [^<]*' "$TMP/three.svg" | head -1)" \
 		eval 'grep -q "N (n1.csv, 4 runs) vs Y (y1.csv, 4 runs) vs Z (z1.csv, 4 runs)" "$TMP/three.svg" &&
 			grep -q "doublings shifted from N: Y 2.00, Z 0.00" "$TMP/three.svg"'
+	# a side without samples keeps its place: the blocks after it are not shifted
+	# (its blank lines once merged with the next separator: C's curve came
+	# under B's name, and C had none); in the SVG, B's group holds its key
+	# line alone, C's its key line and its curve
+	synth_hist() { # FILE FAULTS [BUCKET]: two buckets, half the faults in each
+		{
+			printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n'
+			printf '1.0,100,qemu,,bpf,faults,,%s,vm1\n1.0,100,qemu,,bpf,ret_pf_fixed,,%s,vm1\n' "$2" "$2"
+			[ -z "${3:-}" ] || printf '1.0,100,qemu,,bpf,fault_ns,%s,%s,vm1\n1.0,100,qemu,,bpf,fault_ns,%s,%s,vm1\n1.0,100,qemu,,bpf,fault_ns,+Inf,%s,vm1\n1.0,100,qemu,,bpf,fault_ns_count,,%s,vm1\n1.0,100,qemu,,bpf,fault_ns_sum,,%s,vm1\n' \
+				"$3" $(($2 / 2)) $(($3 * 4 + 3)) "$2" "$2" "$2" $(($2 * $3))
+		} >"$1"
+	}
+	synth_hist "$TMP/pn.csv" 100 1023
+	synth_hist "$TMP/pb.csv" 120
+	synth_hist "$TMP/pc.csv" 140 16383
+	"$DIFF" --plot "$TMP/empty.svg" "N=$TMP/pn.csv" "B=$TMP/pb.csv" "C=$TMP/pc.csv" >/dev/null 2>"$TMP/plot.err"
+	# moves of the last panel's group of side K: 1 (the key's line), 2 with a curve
+	moves() { awk -v id="gnuplot_plot_$1b" 'index($0, "id=\"" id "\"") { p = 1; n = 0; next } p && /<path stroke=/ { n = gsub(/M/, "M"); p = 0 } END { print n }' "$TMP/empty.svg"; }
+	check diff-sides/plot-empty-side-keeps-its-place "B's group $(moves 2) moves, C's $(moves 3); $(cat "$TMP/plot.err")" \
+		eval '[ "$(moves 2)" = 1 ] && [ "$(moves 3)" -ge 2 ] && grep -q "shifted from N: B -, C 4.00" "$TMP/empty.svg"'
+	# a VM name or label is whoever recorded the CSV's to choose: never gnuplot
+	# commands (a quote once ended the title string and system() ran)
+	for side in qa qb; do
+		evil="x'; system('touch $TMP/pwned'); print '"
+		{
+			printf "# kvmmmu-csv 2\n# label=%s\nts,pid,comm,vcpu,source,metric,le,value,vm\n" "$evil"
+			printf '1.0,100,qemu,,bpf,faults,,9,"%s"\n1.0,100,qemu,,bpf,ret_pf_fixed,,9,"%s"\n' "$evil" "$evil"
+		} >"$TMP/$side.csv"
+	done
+	"$DIFF" --plot "$TMP/evil.svg" "$TMP/qa.csv" "$TMP/qb.csv" >/dev/null 2>&1
+	check diff-sides/plot-runs-no-command-from-csv "$(ls "$TMP/pwned" 2>&1); $(grep -o 'VM x[^<]*' "$TMP/evil.svg" | head -1)" \
+		eval '[ ! -e "$TMP/pwned" ] && grep -qF "VM $evil: outcomes" "$TMP/evil.svg"'
 else
 	skip diff-sides/three-plot "no gnuplot (make deps installs gnuplot-nox)"
 fi
