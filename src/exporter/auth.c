@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
 #include <microhttpd.h>
 #include <nettle/sha2.h>
 #include <pthread.h>
@@ -42,6 +43,7 @@ static void digest(const struct auth *a, const char *password, unsigned char *ou
 	sha256_update(&ctx, sizeof(a->salt), a->salt);
 	sha256_update(&ctx, strlen(password), (const uint8_t *)password);
 	sha256_digest(&ctx, SHA256_DIGEST_SIZE, out);
+	explicit_bzero(&ctx, sizeof(ctx)); /* its block holds the password's last bytes */
 }
 
 static int user_index(const struct auth *a, const char *user)
@@ -67,6 +69,7 @@ static bool known_good(struct auth *a, const char *user, const char *password)
 	for (size_t i = 0; i < sizeof(d); i++)
 		diff |= d[i] ^ a->good[u][i];
 	pthread_mutex_unlock(&a->lock);
+	explicit_bzero(d, sizeof(d));
 	return has && !diff;
 }
 
@@ -82,16 +85,24 @@ static void remember_good(struct auth *a, const char *user, const char *password
 	memcpy(a->good[u], d, sizeof(d));
 	a->has_good[u] = true;
 	pthread_mutex_unlock(&a->lock);
+	explicit_bzero(d, sizeof(d));
 }
 
 static void forget_credentials(struct auth_request *r)
 {
+	/*
+	 * libmicrohttpd 0.9.75 makes the user name by cutting a copy of
+	 * "user:password" at the ':', so the password also lies past the user
+	 * name's NUL: the whole allocation is cleared.
+	 */
+	if (r->user) {
+		explicit_bzero(r->user, malloc_usable_size(r->user));
+		MHD_free(r->user);
+	}
 	if (r->password) {
-		explicit_bzero(r->password, strlen(r->password));
+		explicit_bzero(r->password, malloc_usable_size(r->password));
 		MHD_free(r->password);
 	}
-	if (r->user)
-		MHD_free(r->user);
 	r->user = r->password = NULL;
 }
 

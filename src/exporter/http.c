@@ -41,10 +41,11 @@ static enum MHD_Result reply_encoded(struct MHD_Connection *conn, unsigned int s
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (encoding) {
+	if (encoding && *encoding)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING, encoding);
+	/* a scrape's body depends on Accept-Encoding, gzipped or not: caches must know */
+	if (encoding)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
-	}
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
 	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
@@ -110,7 +111,7 @@ static bool wants_gzip(struct MHD_Connection *conn)
 		tok += strspn(tok, " \t");
 		if (strncasecmp(tok, "gzip", 4) || (tok[4] && !strchr(" \t;", tok[4])))
 			continue;
-		q = strstr(tok, "q=");
+		q = strcasestr(tok, "q=");
 		yes = !q || strtod(q + 2, NULL) > 0;
 	}
 	free(copy);
@@ -196,7 +197,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 					     "gzip");
 		}
 	}
-	return reply(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, body, len, true);
+	/* "": identity, but the answer still varies with Accept-Encoding */
+	return reply_encoded(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, body, len, true, "");
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
@@ -303,7 +305,11 @@ static int start_one(struct exporter *e, size_t i, char *why, size_t why_size)
 		on_mhd_log, e, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!e->httpd[i]) {
 		snprintf(why, why_size, "cannot serve on %s%s", e->env.listen[i].address,
-			 e->web.cert_pem ? ": the TLS certificate or key is not usable" : "");
+			 e->web.cert_pem ? " (is the TLS certificate or key usable?)" : "");
+		/* libmicrohttpd closes the socket when TLS fails, not otherwise: not ours to
+		 * close again (its number may be another daemon's by now) */
+		if (e->web.cert_pem)
+			e->listen_fd[i] = -1;
 		return -EINVAL;
 	}
 	e->listen_fd[i] = -1; /* the daemon's now */

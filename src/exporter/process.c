@@ -98,7 +98,9 @@ void process_fit_fd_limit(unsigned int *max_connections)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if (rl.rlim_cur < need) {
-		unsigned int fit = rl.rlim_cur > 512 ? (unsigned int)(rl.rlim_cur - 256) : 256;
+		/* what the limit leaves, never more than asked; room for one client at least */
+		rlim_t left = rl.rlim_cur > 256 + 1 ? rl.rlim_cur - 256 : 1;
+		unsigned int fit = left < *max_connections ? (unsigned int)left : *max_connections;
 
 		elog("warning: --web.max-connections %u needs %llu open files, the limit is %llu: "
 		     "%u connections",

@@ -97,8 +97,9 @@ check exporter/405-put "got $(code -X PUT "$URL/metrics")" test "$(code -X PUT "
 curl -s -H 'Accept-Encoding: gzip' -D "$TMP/hz" -o "$TMP/scrape0.gz" "$URL/metrics"
 check exporter/gzip-when-asked "$(grep -i '^content-encoding\|^vary' "$TMP/hz" | tr -d '\r' | tr '\n' ' ')" \
 	eval 'grep -qix $'"'"'Content-Encoding: gzip\r'"'"' "$TMP/hz" && gunzip -c "$TMP/scrape0.gz" | grep -q "^# TYPE kvmmmu_page_faults_total counter"'
-check exporter/no-gzip-unasked "$(grep -i '^content-encoding' "$TMP/h")" eval '! grep -qi "^content-encoding" "$TMP/h"'
-c=$(curl -s -H 'Accept-Encoding: gzip;q=0, identity' -D - -o /dev/null "$URL/metrics" | grep -ci '^content-encoding')
+check exporter/no-gzip-unasked "$(grep -i '^content-encoding\|^vary' "$TMP/h" | tr -d '\r' | tr '\n' ' ')" \
+	eval '! grep -qi "^content-encoding" "$TMP/h" && grep -qix $'"'"'Vary: Accept-Encoding\r'"'"' "$TMP/h"'
+c=$(curl -s -H 'Accept-Encoding: gzip;Q=0, identity' -D - -o /dev/null "$URL/metrics" | grep -ci '^content-encoding')
 check exporter/no-gzip-at-q0 "$c Content-Encoding headers" test "$c" = 0
 # the exporter's own process_* families, as every client library's
 start=$(awk '/^process_start_time_seconds / { printf "%d", $2 }' "$TMP/scrape0")
