@@ -67,10 +67,15 @@ void settle_pending(int fd, struct kvmmmu_thread_stats *s, struct settle *st)
 	int more;
 
 	st->n = 0;
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more && st->n < SETTLE_MAX; k = next) {
+	st->full = false;
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
 		more = !bpf_map_get_next_key(fd, &k, &next);
 		if (bpf_map_lookup_elem(fd, &k, s) || !s->st.pending)
 			continue;
+		if (st->n == SETTLE_MAX) {
+			st->full = true;
+			break;
+		}
 		st->key[st->n] = k;
 		st->requested[st->n] = s->counters[KVMMMU_SPTE_REQUESTED];
 		thread_seen_read(k.tgid, k.tid, &st->first[st->n]);
@@ -106,6 +111,8 @@ bool settle_in_flight(const struct settle *st, const struct kvmmmu_thread_key *k
 	 * Not pending when settle_pending() looked, pending now: a request made
 	 * since, between that look and this reading (a vCPU faulting 40,000
 	 * times a second is mid-request a tenth of the time), so in flight.
+	 * Unless settle stopped looking (over SETTLE_MAX pending): then, not
+	 * judged, it is taken as spurious, as a halted vCPU's would be.
 	 */
-	return true;
+	return !st->full;
 }

@@ -48,6 +48,7 @@ struct settle {
 	struct thread_seen first[SETTLE_MAX];
 	enum settle_verdict verdict[SETTLE_MAX];
 	size_t n;
+	bool full; /* more were pending than SETTLE_MAX: the rest were not looked at */
 };
 
 /* Waits (at most SETTLE_MAX_MS) until each pending request in map FD has a verdict. */

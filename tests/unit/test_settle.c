@@ -103,6 +103,9 @@ static void requests_after_the_look_are_in_flight(void **state)
 	assert_true(settle_in_flight(&st, &seen, 500));
 	/* an exited thread: nothing follows its last event */
 	assert_false(settle_in_flight(NULL, &fresh, 7));
+	/* more pending than settle looks at: the ones it did not judge are not in flight */
+	st.full = true;
+	assert_false(settle_in_flight(&st, &fresh, 7));
 }
 
 static void *sleeper(void *arg)
