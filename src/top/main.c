@@ -195,9 +195,11 @@ static void print_frame(struct top *t)
 	struct tm tm;
 
 	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&now, &tm));
-	printf("%s kvmmmu-top: %zu VM%s, %s (* exited)%s\n", when, t->table.n,
+	/* which histogram the latency columns are of, as the screen's header says */
+	printf("%s kvmmmu-top: %zu VM%s, %s (* exited); %s%s\n", when, t->table.n,
 	       t->table.n == 1 ? "" : "s", t->since_start ? "counts since start" : "per second",
-	       t->table.latency ? "" : "; no latency figures (see kvmmmu-check)");
+	       t->table.latency ? "latency: " : "no latency figures (see kvmmmu-check)",
+	       t->table.latency ? t->table.latency : "");
 	if (!t->env.per_vcpu) {
 		top_print_table(stdout, &t->table);
 	} else {

@@ -65,6 +65,9 @@ for vm in web:2 db:3; do
 	check "top/batch-$name-vcpus" "VCPU column $b, want $n" test "$b" = "$n"
 done
 check top/batch-exited-marked "no exited VM in a frame" grep -q '^top-web\*' "$TMP/b.out"
+# each frame says which latency figure its p50/p99/max columns are of (lib.sh: LAT)
+check top/batch-header-names-latency "$(grep -m1 'kvmmmu-top:' "$TMP/b.out")" \
+	eval '[ "$(grep -c "kvmmmu-top:" "$TMP/b.out")" = "$(grep -c "kvmmmu-top: .*; latency: $LAT$" "$TMP/b.out")" ]'
 
 echo "  $(cut -d" " -f1 /proc/uptime) s: 8 VMs at once"
 # --- 8 VMs at once: every one's since-start faults equal KVM's
