@@ -66,6 +66,7 @@ int side_load(struct side *s, const char *arg)
 			return -E2BIG;
 		}
 		if (run_load(&s->runs[s->n], f, err, sizeof(err))) {
+			run_free(&s->runs[s->n]); /* what it read before it refused */
 			elog("%s", err);
 			free(list);
 			return -EINVAL;
