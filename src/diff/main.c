@@ -22,7 +22,6 @@
 #include "report.h"
 #include "side.h"
 #include "sysinfo.h"
-#include "vm_name.h"
 
 const char *log_prog = "kvmmmu-diff";
 bool log_verbose;
@@ -163,18 +162,6 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* "VM web-1 vCPU 0" or "VM web-1", escaped: a VM's name is its VMM's to choose. */
-static void row_place(char *buf, size_t len, const struct scalar *key)
-{
-	char *shown = vm_name_escape(key->vm);
-
-	if (key->vcpu >= 0)
-		snprintf(buf, len, "VM %s vCPU %d", shown ?: "?", key->vcpu);
-	else
-		snprintf(buf, len, "VM %s", shown ?: "?");
-	free(shown);
-}
-
 /*
  * The --fail-on gates against every row, shown or not: each tripped row one
  * line on stderr (up to GATE_LINES a gate). 0, EXIT_GATE when one tripped,
@@ -189,7 +176,7 @@ static int judge_gates(struct diff_env *env, const struct diff *d)
 
 		for (size_t i = 0; i < d->n_rows; i++) {
 			const struct diff_row *r = &d->rows[i];
-			char where[128], p[48] = "";
+			char where[4 * sizeof(r->key->vm) + 32], p[48] = "";
 
 			if (!diff_gate_matches(gate, r->key->metric))
 				continue;
@@ -201,7 +188,7 @@ static int judge_gates(struct diff_env *env, const struct diff *d)
 					continue;
 				if (gate->tripped++ >= GATE_LINES)
 					continue;
-				row_place(where, sizeof(where), r->key);
+				report_place(where, sizeof(where), r->key);
 				if (r->tested[k])
 					snprintf(p, sizeof(p), " (p=%.3f n=%zu+%zu)", r->p[k],
 						 r->n[0], r->n[k]);

@@ -269,22 +269,31 @@ static bool row_shown(const struct diff *d, const struct diff_row *r, const stru
 }
 
 /* "VM web-1" and the columns' names, or "VM web-1 vCPU 0". */
-static void print_section(FILE *f, const struct diff *d, const struct scalar *key, const int *width)
+const char *report_place(char *buf, size_t len, const struct scalar *key)
 {
 	/* a name is the VMM's to choose: no escape sequence reaches the terminal */
 	char *shown = vm_name_escape(key->vm);
 
-	if (key->vcpu >= 0) {
-		fprintf(f, "\nVM %s vCPU %d\n", shown ?: "?", key->vcpu);
-		free(shown);
+	if (key->vcpu >= 0)
+		snprintf(buf, len, "VM %s vCPU %d", shown ?: "?", key->vcpu);
+	else
+		snprintf(buf, len, "VM %s", shown ?: "?");
+	free(shown);
+	return buf;
+}
+
+static void print_section(FILE *f, const struct diff *d, const struct scalar *key, const int *width)
+{
+	char place[4 * sizeof(key->vm) + 32];
+
+	fprintf(f, "\n%s\n", report_place(place, sizeof(place), key));
+	if (key->vcpu >= 0)
 		return;
-	}
-	fprintf(f, "\nVM %s\n  %-32s %15s", shown ?: "?", "", d->sides[0]->name);
+	fprintf(f, "  %-32s %15s", "", d->sides[0]->name);
 	for (size_t k = 1; k < d->n_sides; k++)
 		fprintf(f, " %15s  %8s%*s", d->sides[k]->name, "delta",
 			k + 1 < d->n_sides ? width[k] - 8 : 0, "");
 	fputc('\n', f);
-	free(shown);
 }
 
 static void print_geomean(FILE *f, const struct diff *d, const int *width)

@@ -17,6 +17,8 @@ struct report_opts {
 	bool holm, all;
 };
 
+/* "VM web-1" or "VM web-1 vCPU 0" for KEY, its name escaped, into BUF. */
+const char *report_place(char *buf, size_t len, const struct scalar *key);
 void report_text(FILE *f, const struct diff *d, const struct report_opts *o);
 void report_csv(FILE *f, const struct diff *d, const struct report_opts *o);
 
