@@ -334,9 +334,13 @@ la=$!
 lb=$!
 wait_vm $la
 wait_vm $lb
-"$TOP" -b -n 2 -d 0.5 -p "$la,list-b" >"$TMP/list.out" 2>&1
+# until both show (two frames were too few where attaching takes seconds: a TCG guest)
+"$TOP" -b -d 0.5 -p "$la,list-b" >"$TMP/list.out" 2>&1 &
+tp=$!
 check top/pid-list "$(grep -E '^list-' "$TMP/list.out" | sort -u | tr '\n' ' ')" \
-	eval 'grep -q "^list-a " "$TMP/list.out" && grep -q "^list-b " "$TMP/list.out"'
+	frames_show "$TMP/list.out" $tp '^list-a ' '^list-b '
+kill -INT $tp
+wait $tp 2>/dev/null
 kill $la $lb
 wait $la $lb 2>/dev/null
 exit 0
