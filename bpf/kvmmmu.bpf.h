@@ -78,7 +78,10 @@ static __always_inline void thread_id_init(struct kvmmmu_thread_id *id)
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 
-	id->vcpu_id = current_vcpu_id();
+	struct kvm_vcpu *vcpu = current_vcpu();
+
+	id->vcpu_id = vcpu ? BPF_CORE_READ(vcpu, vcpu_id) : -1;
+	id->kvm = vcpu ? (__u64)BPF_CORE_READ(vcpu, kvm) : 0;
 	bpf_get_current_comm(id->comm, sizeof(id->comm));
 	bpf_core_read_str(id->process, sizeof(id->process), &leader->comm);
 }

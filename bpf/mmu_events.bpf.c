@@ -44,6 +44,7 @@ struct ioctl_call {
 	__u32 old_flags; /* ... its flags, with SLOT_EXISTS */
 	__u32 pad;
 	__u64 gpa, size;
+	__u64 kvm; /* the VM the call is for (its fd's struct kvm), 0: not readable */
 };
 
 #define SLOT_UNKNOWN 0 /* not read from the kernel: the flags we saw set last decide */
@@ -60,6 +61,7 @@ struct {
 struct slot_key {
 	__u32 tgid;
 	__u32 slot; /* address space << 16 | slot, as the ioctl has it */
+	__u64 kvm;  /* the VM's struct kvm: a process's VMs have slots of the same ids */
 };
 
 /* The flags each memslot was last given, to tell dirty logging on from off. */
@@ -98,27 +100,30 @@ TP_PAIR(kvm_mmu_split_huge_page, count(KVMMMU_HUGE_PAGE_SPLITS), u64 gfn, u64 sp
 
 struct sum_ctx {
 	__u32 tgid;
+	__u64 kvm;
 	__u64 faults;
 };
 
 static long add_faults(void *map, struct kvmmmu_thread_key *key, struct kvmmmu_thread_stats *s,
 		       struct sum_ctx *ctx)
 {
-	if (key->tgid == ctx->tgid)
+	if (key->tgid == ctx->tgid && (!ctx->kvm || s->id.kvm == ctx->kvm))
 		ctx->faults += s->counters[KVMMMU_FAULTS];
 	return 0;
 }
 
-/* Faults the process has taken so far, as the faults object counts them. */
-static __always_inline __u64 faults_so_far(__u32 tgid)
+/* Faults VM KVM of process TGID has taken so far (KVM 0: the process's), as the faults object
+ * counts them. */
+static __always_inline __u64 faults_so_far(__u32 tgid, __u64 kvm)
 {
-	struct sum_ctx ctx = {.tgid = tgid};
+	struct sum_ctx ctx = {.tgid = tgid, .kvm = kvm};
 
 	bpf_for_each_map_elem(&thread_stats, add_faults, &ctx, 0);
 	return ctx.faults;
 }
 
-static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 now, long ret)
+static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 now, long ret,
+				 __u64 kvm)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct kvmmmu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -137,21 +142,22 @@ static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 n
 	e->size = c ? c->size : 0;
 	e->ret = (__s32)ret;
 	e->pad = 0;
-	e->faults = faults_so_far(e->tgid);
+	e->kvm = kvm;
+	e->faults = faults_so_far(e->tgid, kvm);
 	bpf_ringbuf_submit(e, 0);
 }
 
-static __always_inline int on_zap_all_fast(void)
+static __always_inline int on_zap_all_fast(void *kvm)
 {
 	struct kvmmmu_mmu_stats *s = thread();
 
 	if (!s)
 		return 0;
 	s->counters[KVMMMU_ZAP_ALL_FAST]++;
-	emit(KVMMMU_EV_ZAP_ALL_FAST, NULL, bpf_ktime_get_ns(), 0);
+	emit(KVMMMU_EV_ZAP_ALL_FAST, NULL, bpf_ktime_get_ns(), 0, (__u64)kvm);
 	return 0;
 }
-TP_PAIR(kvm_mmu_zap_all_fast, on_zap_all_fast(), void *kvm)
+TP_PAIR(kvm_mmu_zap_all_fast, on_zap_all_fast(kvm), void *kvm)
 
 /*
  * MMU roots: kvm_mmu_load() allocates them when a vCPU enters the guest
@@ -248,32 +254,42 @@ struct memory_region_head {
 #define SLOT_CHAIN_MAX 8 /* id_hash has 128 buckets: a VM's 500-odd slots, a few each */
 
 /*
- * The memslot SLOT (address space << 16 | id, as the ioctl has it) of the VM
- * whose fd is VM_FD, as the kernel has it now: SLOT_EXISTS with its flags,
+ * The VM of the calling process's fd VM_FD (a VM fd's file->private_data is
+ * its struct kvm), or NULL where it cannot be read.
+ */
+static __always_inline struct kvm *fd_vm(int vm_fd)
+{
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct file *file = NULL;
+	struct fdtable *fdt;
+
+	if (vm_fd < 0)
+		return NULL;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	if (!fdt || (unsigned int)vm_fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	if (bpf_probe_read_kernel(&file, sizeof(file), BPF_CORE_READ(fdt, fd) + vm_fd) || !file)
+		return NULL;
+	return BPF_CORE_READ(file, private_data);
+}
+
+/*
+ * The memslot SLOT (address space << 16 | id, as the ioctl has it) of KVM,
+ * as the kernel has it now: SLOT_EXISTS with its flags,
  * SLOT_ABSENT, or SLOT_UNKNOWN where this kernel cannot be read that way
  * (before 5.17's id_hash, or a chain longer than we follow). So dirty logging
  * turned on for a VM that ran before kvmmmu attached (a live migration's
  * start) is told from a memslot created, and two VMs of one VMM never mix.
  */
-static __always_inline __u32 kernel_memslot(int vm_fd, __u32 slot, __u32 *flags)
+static __always_inline __u32 kernel_memslot(struct kvm *kvm, __u32 slot, __u32 *flags)
 {
-	struct task_struct *task = (void *)bpf_get_current_task();
 	struct kvm_memslots *slots = NULL;
 	struct hlist_node *node = NULL;
-	struct fdtable *fdt;
-	struct file *file = NULL;
-	struct kvm *kvm;
 	__u32 id = slot & 0xffff, as_id = slot >> 16, h, node_off;
 	int node_idx;
 
-	if (!bpf_core_field_exists(slots->id_hash) || as_id > 1 || vm_fd < 0)
+	if (!bpf_core_field_exists(slots->id_hash) || as_id > 1)
 		return SLOT_UNKNOWN;
-	fdt = BPF_CORE_READ(task, files, fdt);
-	if (!fdt || (unsigned int)vm_fd >= BPF_CORE_READ(fdt, max_fds))
-		return SLOT_UNKNOWN;
-	if (bpf_probe_read_kernel(&file, sizeof(file), BPF_CORE_READ(fdt, fd) + vm_fd) || !file)
-		return SLOT_UNKNOWN;
-	kvm = BPF_CORE_READ(file, private_data);
 	if (!kvm ||
 	    bpf_probe_read_kernel(&slots, sizeof(slots),
 				  (void *)kvm + bpf_core_field_offset(kvm->memslots) +
@@ -326,11 +342,13 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 	c.ts = bpf_ktime_get_ns();
 	c.cmd = cmd;
 	c.slot = r.slot;
+	/* these four are VM ioctls: the fd is a VM's */
+	c.kvm = (__u64)fd_vm((int)ctx->args[0]);
 	if (cmd == KVM_SET_USER_MEMORY_REGION || cmd == KVM_SET_USER_MEMORY_REGION2) {
 		c.flags = r.flags;
 		c.gpa = r.guest_phys_addr;
 		c.size = r.memory_size;
-		c.old = kernel_memslot((int)ctx->args[0], r.slot, &c.old_flags);
+		c.old = kernel_memslot((struct kvm *)c.kvm, r.slot, &c.old_flags);
 	}
 	if (bpf_map_update_elem(&calls, &tid, &c, BPF_ANY))
 		__sync_fetch_and_add(&health.calls_full, 1);
@@ -340,7 +358,8 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioctl_call *c,
 					 __u64 now, long ret)
 {
-	struct slot_key key = {.tgid = bpf_get_current_pid_tgid() >> 32, .slot = c->slot};
+	struct slot_key key = {
+		.tgid = bpf_get_current_pid_tgid() >> 32, .slot = c->slot, .kvm = c->kvm};
 	__u32 *old = bpf_map_lookup_elem(&slot_flags, &key), kind;
 	bool dirty = c->flags & KVM_MEM_LOG_DIRTY_PAGES;
 	bool was_dirty;
@@ -378,7 +397,7 @@ static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioct
 		s->counters[KVMMMU_DIRTY_LOG_DISABLES]++;
 		s->disable_ns += now - c->ts;
 	}
-	emit(kind, c, now, ret);
+	emit(kind, c, now, ret, c->kvm);
 }
 
 SEC("tracepoint/syscalls/sys_exit_ioctl")
@@ -394,14 +413,23 @@ int sys_exit_ioctl(struct syscall_trace_exit *ctx)
 	now = bpf_ktime_get_ns();
 	s = thread();
 	if (s) {
+		/*
+		 * A thread that is no vCPU (the VMM's main loop) belongs to the
+		 * first VM it changes. Its counters are per thread: a later VM's
+		 * calls are counted with the first, and that is said.
+		 */
+		if (!s->id.kvm)
+			s->id.kvm = c->kvm;
+		else if (c->kvm && s->id.kvm != c->kvm)
+			__sync_fetch_and_add(&health.vm_switches, 1);
 		if (c->cmd == KVM_GET_DIRTY_LOG) {
 			s->counters[KVMMMU_DIRTY_LOG_GETS]++;
 			s->get_ns += now - c->ts;
-			emit(KVMMMU_EV_GET_DIRTY_LOG, c, now, ctx->ret);
+			emit(KVMMMU_EV_GET_DIRTY_LOG, c, now, ctx->ret, c->kvm);
 		} else if (c->cmd == KVM_CLEAR_DIRTY_LOG) {
 			s->counters[KVMMMU_DIRTY_LOG_CLEARS]++;
 			s->clear_ns += now - c->ts;
-			emit(KVMMMU_EV_CLEAR_DIRTY_LOG, c, now, ctx->ret);
+			emit(KVMMMU_EV_CLEAR_DIRTY_LOG, c, now, ctx->ret, c->kvm);
 		} else {
 			memslot_done(s, c, now, ctx->ret);
 		}

@@ -142,6 +142,13 @@ struct kvmmmu_thread_id {
 	__u16 pad;
 	char comm[16];	  /* the thread's name when first seen */
 	char process[16]; /* its process's name */
+	/*
+	 * The VM the thread works for: the struct kvm of the vCPU it had loaded
+	 * when first seen, or of the first VM whose memslots or dirty log it
+	 * changed; 0 when not known. A process may hold several VMs (KVM's
+	 * selftests make them in turn): a VM is a struct kvm, not a pid.
+	 */
+	__u64 kvm;
 };
 
 /* What the thread_news ring buffer says of a traced thread. */
@@ -306,6 +313,7 @@ struct kvmmmu_event {
 	__u32 slot;
 	__s32 ret;
 	__u32 pad;
+	__u64 kvm; /* the VM the call was for (struct kvm), 0 when not known */
 };
 
 /* Global health counters, in each BPF object's .bss; user space adds them up. */
@@ -321,6 +329,8 @@ struct kvmmmu_health {
 	__u64 prog_missed;   /* runs of the fault programs the kernel skipped: one re-entered on
 				a CPU (bpf_prog_info.recursion_misses; user space fills it in) */
 	__u64 pids_full;     /* a command's child not traced: the pid filter was full */
+	__u64 vm_switches;   /* threads that changed a second VM's memslots or dirty log: their
+				per-thread figures stay with their first VM */
 };
 
 #endif

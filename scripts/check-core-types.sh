@@ -5,13 +5,15 @@
 # we read, all CO-RE relocated); this is what keeps it honest.
 #
 # Usage: scripts/check-core-types.sh [VMLINUX_BTF [MODULE_BTF]]
-#   defaults: /sys/kernel/btf/vmlinux, and /sys/kernel/btf/kvm when KVM is a module
+#   defaults: /sys/kernel/btf/vmlinux, and /sys/kernel/btf/kvm when KVM is a
+#   module (only with the running kernel's vmlinux: another kernel's vmlinux
+#   is checked alone unless its own module is given)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 vmlinux=${1:-/sys/kernel/btf/vmlinux}
 module=${2:-}
 header=${KVMMMU_CORE_HEADER:-bpf/kvmmmu_core.h} # the tests point this elsewhere
-[ -z "$module" ] && [ -e /sys/kernel/btf/kvm ] && module=/sys/kernel/btf/kvm
+[ -z "$module" ] && [ -z "${1:-}" ] && [ -e /sys/kernel/btf/kvm ] && module=/sys/kernel/btf/kvm
 command -v bpftool >/dev/null || { echo "check-core-types: bpftool not found" >&2; exit 2; }
 [ -r "$vmlinux" ] || { echo "check-core-types: $vmlinux: no BTF to check against" >&2; exit 2; }
 

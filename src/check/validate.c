@@ -159,7 +159,7 @@ static int find_one(const char *spec_text, int *pid)
 
 static const struct vcpu_row *find_row(const struct model *m, int pid, int vcpu)
 {
-	const struct vm_row *vm = model_find_vm(m, pid);
+	const struct vm_row *vm = model_find_vm(m, pid, 1);
 
 	for (size_t i = 0; vm && i < vm->n_rows; i++)
 		if (vm->rows[i].vcpu == vcpu)
@@ -195,7 +195,7 @@ static bool compare(int vcpu, const char *ours, __u64 bpf, const struct vm_stats
 static void counted(struct figures *d, const struct model *before, const struct model *after,
 		    int pid, int vcpu)
 {
-	const struct vm_row *vm = model_find_vm(after, pid);
+	const struct vm_row *vm = model_find_vm(after, pid, 1);
 	static const struct figures zero;
 	static struct figures one; /* histograms included: kept off the stack */
 
@@ -236,6 +236,12 @@ static int compare_all(const struct session *s, const struct vm_stats *kvm,
 
 	if (!kvm->n_vcpus && !kvm->vcpu_sums) {
 		elog("--validate: pid %d has no vCPU statistics to compare", pid);
+		return 1;
+	}
+	if (model_process_vms(after, pid) > 1) {
+		elog("--validate: pid %d holds %zu VMs, whose KVM statistics kvmmmu does not yet "
+		     "tell apart",
+		     pid, model_process_vms(after, pid));
 		return 1;
 	}
 	printf("\n  %-8s %-18s %12s   %-14s %12s\n", "", "kvmmmu", "", "KVM", "");

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,26 @@ const struct vm_stats *snapshot_kvm(const struct snapshot *snap, int pid)
 		if (snap->kvm[i].pid == pid)
 			return &snap->kvm[i];
 	return NULL;
+}
+
+const struct vm_stats *snapshot_vm_kvm(const struct snapshot *snap, const struct vm_row *vm)
+{
+	if (model_process_vms(&snap->m, vm->pid) > 1)
+		return NULL; /* the process's stats fds are not told apart by VM */
+	return snapshot_kvm(snap, vm->pid);
+}
+
+bool snapshot_kvm_shared(const struct snapshot *snap, const struct vm_row *vm)
+{
+	return model_process_vms(&snap->m, vm->pid) > 1 && snapshot_kvm(snap, vm->pid);
+}
+
+void snapshot_vm_place(const struct snapshot *snap, const struct vm_row *vm, char *buf, size_t size)
+{
+	if (model_process_vms(&snap->m, vm->pid) > 1)
+		snprintf(buf, size, "VM pid %d #%d", vm->pid, vm->index);
+	else
+		snprintf(buf, size, "VM pid %d", vm->pid);
 }
 
 void snapshot_free(struct snapshot *snap)

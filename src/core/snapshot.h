@@ -47,6 +47,15 @@ struct snapshot {
 
 /* KVM's counters of PID in SNAP, or NULL. */
 const struct vm_stats *snapshot_kvm(const struct snapshot *snap, int pid);
+/*
+ * KVM's counters of VM, or NULL: also when its process holds several VMs,
+ * whose statistics kvmmmu cannot yet tell apart (snapshot_kvm_shared()).
+ */
+const struct vm_stats *snapshot_vm_kvm(const struct snapshot *snap, const struct vm_row *vm);
+bool snapshot_kvm_shared(const struct snapshot *snap, const struct vm_row *vm);
+/* How reports name VM: "VM pid N", and "VM pid N #I" when its process holds several. */
+void snapshot_vm_place(const struct snapshot *snap, const struct vm_row *vm, char *buf,
+		       size_t size);
 void snapshot_free(struct snapshot *snap);
 /*
  * The figures of a kvmmmu CSV file (csv.h), as a snapshot: every VM's and

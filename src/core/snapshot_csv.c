@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A snapshot from a kvmmmu CSV file (v1 or v2, of any command): the last
+ * A snapshot from a kvmmmu CSV file (v1, v2 or v3, of any command): the last
  * value of every figure, as the renderers and the compare command use it.
  * The CSV rows are cumulative, so the last report of a run holds the run.
  */
@@ -27,24 +27,27 @@ struct loader {
 };
 
 struct pid_index {
-	int pid;
-	size_t vm; /* its row in the model (rows move as the array grows) */
+	int pid, index; /* the VM: process and which of its VMs */
+	size_t vm;	/* its row in the model (rows move as the array grows) */
 };
 
 static int cmp_pid_index(const void *a, const void *b)
 {
-	int x = ((const struct pid_index *)a)->pid, y = ((const struct pid_index *)b)->pid;
+	const struct pid_index *x = a, *y = b;
 
-	return x < y ? -1 : x > y;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
-/* PID's row, added if new: a search tree, not a walk over thousands of VMs per row. */
-static struct vm_row *loader_vm(struct loader *l, int pid)
+/* The row of VM INDEX of PID, added if new: a search tree, not a walk over thousands of VMs. */
+static struct vm_row *loader_vm(struct loader *l, int pid, int index)
 {
 	struct model *m = &l->snap->m;
-	struct pid_index key = {.pid = pid}, **found, *node;
+	struct pid_index key = {.pid = pid, .index = index}, **found, *node;
 
-	if (m->n_vms && m->vms[m->n_vms - 1].pid == pid) /* rows come by VM */
+	/* rows come by VM */
+	if (m->n_vms && m->vms[m->n_vms - 1].pid == pid && m->vms[m->n_vms - 1].index == index)
 		return &m->vms[m->n_vms - 1];
 	found = tfind(&key, &l->pids, cmp_pid_index);
 	if (found)
@@ -52,12 +55,12 @@ static struct vm_row *loader_vm(struct loader *l, int pid)
 	node = malloc(sizeof(*node));
 	if (!node)
 		return NULL;
-	*node = (struct pid_index){.pid = pid, .vm = m->n_vms};
+	*node = (struct pid_index){.pid = pid, .index = index, .vm = m->n_vms};
 	if (!tsearch(node, &l->pids, cmp_pid_index)) {
 		free(node);
 		return NULL;
 	}
-	return model_vm_add(m, pid);
+	return model_vm_add(m, pid, index);
 }
 
 /* Each VM keeps its own copy of its name: one a VM, so no search for a shared one. */
@@ -241,8 +244,9 @@ static bool same_opt(const char *a, const char *b)
 /* Whether rows A and B are the same figure of one report (its rows share the reading's ts). */
 static bool same_figure(const struct csv_record *a, const struct csv_record *b)
 {
-	return a->ts == b->ts && a->pid == b->pid && a->vcpu == b->vcpu &&
-	       !strcmp(a->metric, b->metric) && !strcmp(a->comm, b->comm) && same_opt(a->le, b->le);
+	return a->ts == b->ts && a->pid == b->pid && a->vm_index == b->vm_index &&
+	       a->vcpu == b->vcpu && !strcmp(a->metric, b->metric) && !strcmp(a->comm, b->comm) &&
+	       same_opt(a->le, b->le);
 }
 
 /* What same_figure() compares: ts too, or a long run's reports would share chains. */
@@ -331,7 +335,7 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *wh
 		}
 		if (!strncmp(r->metric, "event_", 6))
 			continue; /* timeline rows */
-		vm = loader_vm(&l, r->pid);
+		vm = loader_vm(&l, r->pid, r->vm_index ? r->vm_index : 1);
 		if (!vm) {
 			err = -ENOMEM;
 			break;

@@ -122,16 +122,30 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 }
 
 /* kvmmmu-load's own phase figures (source "load"): times in seconds, per-phase fault counts. */
+/*
+ * The name runs are joined on: the VM's, and "#I" after it for a process's
+ * VM I past its first (KVM's selftests make several in turn: the same
+ * process makes the same VMs in every run).
+ */
+static void vm_key(char *buf, size_t size, const char *name, int index)
+{
+	if (index > 1)
+		snprintf(buf, size, "%s #%d", name, index);
+	else
+		snprintf(buf, size, "%s", name);
+}
+
 static void derive_load(struct run *r)
 {
 	for (size_t i = 0; i < r->table.n_rows; i++) {
 		const struct csv_record *c = &r->table.rows[i];
-		char metric[64];
+		char metric[64], key[sizeof(((struct scalar *)0)->vm)];
 
 		if (strcmp(c->source, "load") || c->vcpu != CSV_NO_VCPU)
 			continue;
 		snprintf(metric, sizeof(metric), "load %s", c->metric);
-		add(r, c->vm ? c->vm : c->comm, -1, metric, c->value);
+		vm_key(key, sizeof(key), c->vm ? c->vm : c->comm, c->vm_index);
+		add(r, key, -1, metric, c->value);
 	}
 }
 
@@ -188,8 +202,9 @@ int run_load(struct run *r, const char *path, char *err, size_t err_len)
 	}
 	for (size_t i = 0; i < r->snap.m.n_vms; i++) {
 		const struct vm_row *vm = &r->snap.m.vms[i];
-		const char *name = vm->name ? vm->name : vm->comm;
+		char name[sizeof(((struct scalar *)0)->vm)];
 
+		vm_key(name, sizeof(name), vm->name ? vm->name : vm->comm, vm->index);
 		derive_figures(r, name, -1, &vm->total);
 		for (size_t k = 0; k < vm->n_rows; k++)
 			if (vm->rows[k].vcpu >= 0)

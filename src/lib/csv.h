@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The kvmmmu CSV format, version 2 (docs/csv.md): one observation per row. */
+/* The kvmmmu CSV format, version 3 (docs/csv.md): one observation per row. */
 #ifndef KVMMMU_CSV_H
 #define KVMMMU_CSV_H
 
@@ -7,9 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CSV_MAGIC "# kvmmmu-csv 2"
-#define CSV_HEADER "ts,pid,comm,vcpu,source,metric,le,value,vm"
-/* Version 1, still read: the same without the vm column. */
+#define CSV_MAGIC "# kvmmmu-csv 3"
+#define CSV_HEADER "ts,pid,comm,vcpu,source,metric,le,value,vm,vm_index"
+/* Versions 2 and 1, still read: the same without vm_index, and without vm too. */
+#define CSV_MAGIC_V2 "# kvmmmu-csv 2"
+#define CSV_HEADER_V2 "ts,pid,comm,vcpu,source,metric,le,value,vm"
 #define CSV_MAGIC_V1 "# kvmmmu-csv 1"
 #define CSV_HEADER_V1 "ts,pid,comm,vcpu,source,metric,le,value"
 #define CSV_NO_VCPU (-1)
@@ -38,6 +40,7 @@ struct csv_row {
 	uint64_t u64;
 	double f64;
 	const char *vm; /* the VM's name (its -name, ...), NULL: none (v2) */
+	int vm_index;	/* which of the process's VMs (1: its first); 0: none, empty */
 };
 
 /*
@@ -90,11 +93,12 @@ struct csv_record {
 	uint64_t u64;
 	double value; /* the value as a double, for either kind */
 	char *vm;     /* the VM's name; NULL when empty, or in a v1 file */
+	int vm_index; /* which of the process's VMs; 0 when empty, 1 before v3 */
 	long line;    /* line number in the file, for messages */
 };
 
 struct csv_table {
-	int version; /* 1 or 2 */
+	int version; /* 1, 2 or 3 */
 	struct csv_meta_kv *meta;
 	size_t n_meta;
 	struct csv_record *rows;
@@ -102,7 +106,7 @@ struct csv_table {
 };
 
 /*
- * Parses a whole v1 or v2 file. On malformed input returns -EINVAL and writes
+ * Parses a whole v1, v2 or v3 file. On malformed input returns -EINVAL and writes
  * "line N: reason" into ERR.
  */
 int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len);

@@ -14,7 +14,7 @@
 
 #include "csv.h"
 
-#define CSV_FIELDS 9 /* v2; v1 has the first 8 */
+#define CSV_FIELDS 10 /* v3; v2 has the first 9, v1 the first 8 */
 /* Longer lines are refused as they arrive: /dev/zero, or a binary file, is an error at once. */
 #define CSV_MAX_LINE 65536
 
@@ -224,6 +224,12 @@ static int check_record(struct cursor *c, char **f, struct csv_record *r)
 	r->metric = f[5];
 	r->le = *f[6] ? f[6] : NULL;
 	r->vm = f[8] && *f[8] ? f[8] : NULL;
+	/* before v3 every process had one VM as far as kvmmmu knew */
+	r->vm_index = r->pid ? 1 : 0;
+	if (f[9] && !*f[9])
+		r->vm_index = 0;
+	else if (f[9] && (!parse_int(f[9], &r->vm_index) || !r->vm_index))
+		return fail(c, "vm_index '%s' is neither empty nor a positive integer", f[9]);
 	return 0;
 }
 
@@ -255,12 +261,15 @@ static int parse_preamble(struct cursor *c, struct csv_table *t)
 	if (strncmp(line, "# kvmmmu-csv ", 13)) {
 		err = fail(c, "not a kvmmmu CSV file (expected '%s')", CSV_MAGIC);
 	} else if (!strcmp(line, CSV_MAGIC)) {
+		t->version = 3;
+	} else if (!strcmp(line, CSV_MAGIC_V2)) {
 		t->version = 2;
+		header = CSV_HEADER_V2;
 	} else if (!strcmp(line, CSV_MAGIC_V1)) {
 		t->version = 1;
 		header = CSV_HEADER_V1;
 	} else {
-		err = fail(c, "unsupported format version '%s' (this reader knows 1 and 2)",
+		err = fail(c, "unsupported format version '%s' (this reader knows 1, 2 and 3)",
 			   line + 13);
 	}
 	free(line);
@@ -330,7 +339,7 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 	c.p = data;
 	c.end = data + size;
 	ret = parse_preamble(&c, t);
-	nfields = t->version == 1 ? CSV_FIELDS - 1 : CSV_FIELDS;
+	nfields = CSV_FIELDS - (3 - t->version); /* each version added a column */
 	while (!ret && c.p < c.end) {
 		char *fields[CSV_FIELDS] = {};
 		struct csv_record *rows;
@@ -360,6 +369,7 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 			free(fields[7]);
 			if (fields[8] && !*fields[8])
 				free(fields[8]);
+			free(fields[9]);
 		} else {
 			for (int i = 0; i < CSV_FIELDS; i++)
 				free(fields[i]);

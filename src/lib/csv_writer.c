@@ -123,6 +123,9 @@ int csv_write_row(struct csv_writer *w, const struct csv_row *r)
 	else
 		fprintf(f, ",%.9g,", r->f64);
 	csv_write_field(f, r->vm);
+	fputc(',', f);
+	if (r->vm_index > 0)
+		fprintf(f, "%d", r->vm_index);
 	fputc('\n', f);
 	return ferror(f) ? -ENOMEM : 0;
 }

@@ -19,7 +19,7 @@ static const char usage[] =
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
 	"                   [--duration SECS] [--thp] [--reclaim MS] [--mmio N]\n"
-	"                   [--thread-names STYLE]\n"
+	"                   [--thread-names STYLE] [--vms N]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
 	"                   [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h] [-V] [--usage]\n"
@@ -71,7 +71,11 @@ static const char usage[] =
 	"      --thread-names STYLE  name vCPU threads like qemu (\"CPU N/KVM\", default),\n"
 	"                         firecracker (\"fc_vcpu N\") or plain (left unnamed), to\n"
 	"                         test tools that map threads to vCPUs\n"
-	"      --csv FILE|-       write timings and KVM statistics as kvmmmu CSV v2;\n"
+	"      --vms N            N VMs in this one process, made in turn as KVM's\n"
+	"                         dirty_log_page_splitting_test makes two: each runs\n"
+	"                         every phase with vCPU threads of its own and is\n"
+	"                         destroyed before the next is made (default 1)\n"
+	"      --csv FILE|-       write timings and KVM statistics as kvmmmu CSV v3;\n"
 	"                         with '-' the CSV goes to stdout, the rest to stderr\n"
 	"      --label TEXT       label recorded in the CSV metadata\n"
 	"  -v, --verbose          print setup details\n"
@@ -106,6 +110,7 @@ enum {
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
 	OPT_MMIO,
+	OPT_VMS,
 	OPT_VERSION,
 	OPT_USAGE,
 };
@@ -120,6 +125,7 @@ static const struct option long_opts[] = {
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
 	{"mmio", required_argument, NULL, OPT_MMIO},
+	{"vms", required_argument, NULL, OPT_VMS},
 	{"name", required_argument, NULL, OPT_NAME},
 	{"no-stats-fds", no_argument, NULL, OPT_NO_STATS_FDS},
 	{"dirty-log-on-signal", no_argument, NULL, OPT_DIRTY_LOG_ON_SIGNAL},
@@ -209,6 +215,7 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	o->vcpus = 1;
 	o->mem = 64ULL << 20;
 	o->passes = 1;
+	o->vms = 1;
 
 	opterr = 0; /* our own single-line messages */
 	while ((opt = getopt_long(argc, argv, ":vhV", long_opts, NULL)) != -1) {
@@ -255,6 +262,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_MMIO:
 			if (parse_count("--mmio", optarg, 1, 1000000, &o->mmio_reads))
+				return -1;
+			break;
+		case OPT_VMS:
+			if (parse_count("--vms", optarg, 1, 64, &o->vms))
 				return -1;
 			break;
 		case OPT_SHARED:
@@ -319,6 +330,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	}
 	if (o->dirty_log_on_signal && !o->dirty_iters) {
 		elog("--dirty-log-on-signal: needs --dirty-log (what the signal starts)");
+		return -1;
+	}
+	if (o->dirty_log_on_signal && o->vms > 1) {
+		elog("--dirty-log-on-signal: one VM only (which of --vms would the signal start?)");
 		return -1;
 	}
 	if (o->passes_after && !o->dirty_iters) {

@@ -72,6 +72,7 @@ struct load_opts {
 	const char *csv_path;
 	const char *label;
 	enum thread_names thread_names;
+	unsigned int vms; /* VMs made in turn, each destroyed before the next (default 1) */
 };
 
 struct vm;
@@ -164,6 +165,8 @@ uint64_t reclaim_stop(void);
 /* report.c */
 /* CSV rows go to CSV from now on, for the VM called NAME (NULL: the process name). */
 void report_open(struct csv_writer *csv, const char *name);
+/* The rows from now on are of the process's VM INDEX (1: its first). */
+void report_vm(unsigned int index);
 void report_time(const char *what, const char *metric, double secs);
 void report_count(const char *what, const char *metric, uint64_t value);
 uint64_t report_vcpu_stat_sum(struct vm *vm, const char *name);

@@ -316,13 +316,52 @@ static void print_setup(const struct vm *vm, const struct load_opts *o)
 	report_count(NULL, "vcpus", o->vcpus);
 }
 
+/*
+ * One VM's life: made, run through every phase, reported, destroyed. 0, or
+ * 1 when it failed; *STOPPED when a signal ended it.
+ */
+static int run_vm(int kvm_fd, const struct load_opts *o, bool *stopped)
+{
+	struct vm vm = {.fd = -1};
+	struct phases p = {.vm = &vm, .o = o, .current = "setup"};
+	enum pass_result res = PASS_FAILED;
+
+	if (vm_create(&vm, kvm_fd, o))
+		goto out;
+	if (o->dirty_iters && dirty_log_setup(&vm))
+		goto out;
+	print_setup(&vm, o);
+	if (run_start(&vm, o->thread_names)) {
+		run_stop(&vm);
+		goto out;
+	}
+	if (o->reclaim_ms && reclaim_start(&vm, o->reclaim_ms)) {
+		run_stop(&vm);
+		goto out;
+	}
+	res = run_phases(&p);
+	run_stop(&vm);
+	if (o->reclaim_ms)
+		report_count("Reclaim calls (MADV_DONTNEED)", "reclaim_calls", reclaim_stop());
+
+	if (res == PASS_STOPPED)
+		fprintf(load_out, "Interrupted during %s; statistics so far:\n", p.current);
+	report_count("Write passes completed", "passes", p.passes);
+	if (o->mode == GUEST_CR0WP) /* two a store; what each cost shows in the tracer's figures */
+		report_count("CR0 writes (CR0.WP off, on)", "cr0_wp_writes",
+			     2 * p.passes * (o->mem / LOAD_PAGE_SIZE) * o->vcpus);
+	report_kvm_stats(&vm);
+out:
+	vm_destroy(&vm);
+	*stopped = res == PASS_STOPPED;
+	return res == PASS_FAILED ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct csv_writer csv = {0};
 	struct load_opts o;
-	struct vm vm = {.fd = -1};
-	struct phases p = {.vm = &vm, .o = &o, .current = "setup"};
-	enum pass_result res = PASS_FAILED;
+	bool stopped = false;
 	int kvm_fd, ret = 1;
 
 	load_out = stdout;
@@ -343,34 +382,17 @@ int main(int argc, char **argv)
 	ret = 1;
 	if (o.csv_path && open_csv(&csv, &o, argc, argv))
 		goto out_kvm;
-	if (run_install_signals() || vm_create(&vm, kvm_fd, &o))
+	if (run_install_signals())
 		goto out;
-	if (o.dirty_iters && dirty_log_setup(&vm))
-		goto out;
-	print_setup(&vm, &o);
-	if (run_start(&vm, o.thread_names)) {
-		run_stop(&vm);
-		goto out;
+	/* VMs in turn: a VM is a struct kvm, not a process (tools must tell them apart) */
+	ret = 0;
+	for (unsigned int i = 1; i <= o.vms && !ret && !stopped; i++) {
+		if (o.vms > 1)
+			fprintf(load_out, "%sVM %u of %u\n", i > 1 ? "\n" : "", i, o.vms);
+		report_vm(i);
+		ret = run_vm(kvm_fd, &o, &stopped);
 	}
-	if (o.reclaim_ms && reclaim_start(&vm, o.reclaim_ms)) {
-		run_stop(&vm);
-		goto out;
-	}
-	res = run_phases(&p);
-	run_stop(&vm);
-	if (o.reclaim_ms)
-		report_count("Reclaim calls (MADV_DONTNEED)", "reclaim_calls", reclaim_stop());
-
-	if (res == PASS_STOPPED)
-		fprintf(load_out, "Interrupted during %s; statistics so far:\n", p.current);
-	report_count("Write passes completed", "passes", p.passes);
-	if (o.mode == GUEST_CR0WP) /* two a store; what each cost shows in the tracer's figures */
-		report_count("CR0 writes (CR0.WP off, on)", "cr0_wp_writes",
-			     2 * p.passes * (o.mem / LOAD_PAGE_SIZE) * o.vcpus);
-	report_kvm_stats(&vm);
-	ret = res == PASS_FAILED ? 1 : 0;
 out:
-	vm_destroy(&vm);
 	if (o.csv_path && csv_writer_close(&csv) && !ret) {
 		elog("--csv: cannot write '%s'", o.csv_path);
 		ret = 1;

@@ -12,12 +12,18 @@
 static struct csv_writer *csv;
 static const char *vm_name = COMM;
 static bool csv_failed;
+static unsigned int vm_index = 1;
 
 void report_open(struct csv_writer *w, const char *name)
 {
 	csv = w;
 	if (name)
 		vm_name = name;
+}
+
+void report_vm(unsigned int index)
+{
+	vm_index = index;
 }
 
 static void csv_row(int vcpu, const char *source, const char *metric, const char *le,
@@ -35,6 +41,7 @@ static void csv_row(int vcpu, const char *source, const char *metric, const char
 		.u64 = u,
 		.f64 = f,
 		.vm = vm_name,
+		.vm_index = (int)vm_index,
 	};
 
 	/* After a failed write, stop: main reports it once, at close. */

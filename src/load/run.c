@@ -232,6 +232,11 @@ int run_start(struct vm *vm, enum thread_names names)
 	sigset_t block, old;
 	int err = 0;
 
+	/* a VM's threads start afresh: --vms runs VMs in turn, each with threads of its own */
+	r.gen = 0;
+	r.finished = 0;
+	r.failed = false;
+	__atomic_store_n(&r.stop, false, __ATOMIC_RELEASE);
 	/* The main thread waits with a timeout, on CLOCK_MONOTONIC. */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

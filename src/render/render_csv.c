@@ -104,7 +104,7 @@ static void put_timeline(struct csv_ctx *x, const struct snapshot *snap)
 
 	for (size_t i = snap->timeline_new; i < snap->n_timeline; i++) {
 		const struct timeline_event *t = &snap->timeline[i];
-		const struct vm_row *vm = model_find_vm(m, (int)t->ev.tgid);
+		const struct vm_row *vm = model_find_vm(m, (int)t->ev.tgid, t->vm_index);
 
 		char metric[64];
 
@@ -114,6 +114,7 @@ static void put_timeline(struct csv_ctx *x, const struct snapshot *snap)
 		x->row.pid = (int)t->ev.tgid;
 		x->row.comm = vm->comm;
 		x->row.vm = vm->name ? vm->name : vm->comm;
+		x->row.vm_index = vm->index;
 		x->row.vcpu = CSV_NO_VCPU;
 		snprintf(metric, sizeof(metric), "event_%s_ns", timeline_kind_str(t->ev.kind));
 		put(x, metric, NULL, t->ev.duration_ns);
@@ -152,9 +153,11 @@ int render_csv(struct csv_writer *w, const struct snapshot *snap)
 	/* every figure the snapshot has, whatever --metric shows: CSV is for machines */
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
-		const struct vm_stats *kvm = snapshot_kvm(snap, vm->pid);
+		/* KVM's rows only where they are this VM's alone (snapshot_vm_kvm) */
+		const struct vm_stats *kvm = snapshot_vm_kvm(snap, vm);
 
 		x.row.pid = vm->pid;
+		x.row.vm_index = vm->index;
 		x.row.comm = vm->comm;
 		/* the key runs are joined on (kvmmmu-diff): pids differ between runs, names do not
 		 */
@@ -186,6 +189,7 @@ int render_csv(struct csv_writer *w, const struct snapshot *snap)
 	x.row.pid = 0;
 	x.row.comm = "kvmmmu";
 	x.row.vm = NULL;
+	x.row.vm_index = 0;
 	x.row.vcpu = CSV_NO_VCPU;
 	for (size_t i = 0; i < N_HEALTH_FIELDS; i++)
 		put(&x, health_fields[i].metric, NULL, health_value(&m->health, &health_fields[i]));

@@ -27,12 +27,12 @@ int prom_collector_index(const char *name)
 	return -1;
 }
 
-static struct prom_toggles *toggles_of(struct prom_state *st, int pid)
+static struct prom_toggles *toggles_of(struct prom_state *st, int pid, int index)
 {
 	struct prom_toggles *t;
 
 	for (size_t i = 0; i < st->n_vms; i++)
-		if (st->vms[i].pid == pid)
+		if (st->vms[i].pid == pid && st->vms[i].index == index)
 			return &st->vms[i];
 	if (st->n_vms == st->cap_vms) {
 		size_t cap = st->cap_vms ? 2 * st->cap_vms : 8;
@@ -46,13 +46,14 @@ static struct prom_toggles *toggles_of(struct prom_state *st, int pid)
 	t = &st->vms[st->n_vms++];
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
+	t->index = index;
 	return t;
 }
 
-static const struct prom_toggles *find_toggles(const struct prom_state *st, int pid)
+static const struct prom_toggles *find_toggles(const struct prom_state *st, const struct vm_row *vm)
 {
 	for (size_t i = 0; st && i < st->n_vms; i++)
-		if (st->vms[i].pid == pid)
+		if (st->vms[i].pid == vm->pid && st->vms[i].index == vm->index)
 			return &st->vms[i];
 	return NULL;
 }
@@ -74,7 +75,7 @@ int prom_state_update(struct prom_state *st, const struct snapshot *snap)
 
 		if (ev->kind != KVMMMU_EV_DIRTY_LOG_ON && ev->kind != KVMMMU_EV_DIRTY_LOG_OFF)
 			continue;
-		t = toggles_of(st, (int)ev->tgid);
+		t = toggles_of(st, (int)ev->tgid, snap->timeline[i].vm_index);
 		if (!t)
 			return -ENOMEM;
 		hist_add(ev->kind == KVMMMU_EV_DIRTY_LOG_ON ? &t->on : &t->off, ev->duration_ns);
@@ -84,11 +85,9 @@ int prom_state_update(struct prom_state *st, const struct snapshot *snap)
 
 void prom_state_forget(struct prom_state *st, int pid)
 {
-	for (size_t i = 0; i < st->n_vms; i++)
-		if (st->vms[i].pid == pid) {
+	for (size_t i = st->n_vms; i-- > 0;) /* every VM of the process */
+		if (st->vms[i].pid == pid)
 			st->vms[i] = st->vms[--st->n_vms];
-			return;
-		}
 }
 
 void prom_state_free(struct prom_state *st)
@@ -112,7 +111,7 @@ bool prom_collector_ok(const struct snapshot *snap, enum prom_collector c)
 		return snap->events_ok;
 	case PROM_KVM_STATS:
 		for (size_t i = 0; i < snap->m.n_vms; i++) {
-			const struct vm_stats *v = snapshot_kvm(snap, snap->m.vms[i].pid);
+			const struct vm_stats *v = snapshot_vm_kvm(snap, &snap->m.vms[i]);
 
 			if (!v || v->missed || v->stale)
 				return false;
@@ -125,7 +124,10 @@ bool prom_collector_ok(const struct snapshot *snap, enum prom_collector c)
 
 /* ---- labels ---- */
 
-/* A VM's "vm" label: its name, or NAME:PID while another VM has the same name. */
+/*
+ * A VM's "vm" label: its name, or NAME:PID while another VM has the same
+ * name, NAME:PID/INDEX when that VM is of the same process.
+ */
 struct vm_label {
 	char text[160];
 };
@@ -144,7 +146,10 @@ static struct vm_label *vm_labels(const struct model *m)
 
 		for (size_t j = 0; j < m->n_vms && !shared; j++)
 			shared = j != i && !strcmp(vm_name(&m->vms[i]), vm_name(&m->vms[j]));
-		if (shared)
+		if (shared && model_process_vms(m, m->vms[i].pid) > 1)
+			snprintf(l[i].text, sizeof(l[i].text), "%s:%d/%d", vm_name(&m->vms[i]),
+				 m->vms[i].pid, m->vms[i].index);
+		else if (shared)
 			snprintf(l[i].text, sizeof(l[i].text), "%s:%d", vm_name(&m->vms[i]),
 				 m->vms[i].pid);
 		else
@@ -409,7 +414,7 @@ static void dirty_log(struct ctx *x)
 		    "One memslot update that turned dirty logging on or off (the seeds' 45 s "
 		    "disable on 96 vCPUs)");
 	for (size_t i = 0; i < s->m.n_vms; i++) {
-		const struct prom_toggles *t = find_toggles(x->st, s->m.vms[i].pid);
+		const struct prom_toggles *t = find_toggles(x->st, &s->m.vms[i]);
 		static const struct prom_toggles none;
 		struct prom_label on[] = {{"vm", x->vm[i].text}, {"direction", "enable"}};
 		struct prom_label off[] = {{"vm", x->vm[i].text}, {"direction", "disable"}};

@@ -41,7 +41,7 @@ int prom_collector_index(const char *name);
  * durations of each VM, gathered from the timeline of every snapshot.
  */
 struct prom_toggles {
-	int pid;
+	int pid, index; /* the VM: process and which of its VMs */
 	struct kvmmmu_hist on, off;
 };
 

@@ -42,7 +42,7 @@ static void kvm_family(struct prom_writer *w, const struct snapshot *s, const ch
 		 d->name, vcpu ? ", the VM's vCPUs summed" : "");
 	prom_family(w, name, counter ? PROM_COUNTER : PROM_GAUGE, help);
 	for (size_t i = 0; i < s->m.n_vms; i++) {
-		const struct vm_stats *v = snapshot_kvm(s, s->m.vms[i].pid);
+		const struct vm_stats *v = snapshot_vm_kvm(s, &s->m.vms[i]);
 		struct prom_label l[] = {{"vm", vm[i]}};
 		uint64_t value;
 
@@ -68,7 +68,7 @@ void render_prom_kvm_stats(struct prom_writer *w, const struct snapshot *s, cons
 						   v->n_vcpus && !v->vcpu_sums ? &v->vcpus[0].stats
 									       : NULL};
 
-		if (!model_find_vm(&s->m, v->pid))
+		if (!model_process_vms(&s->m, v->pid))
 			continue;
 		for (int k = 0; k < 2; k++)
 			for (size_t j = 0; sets[k] && j < sets[k]->n_desc; j++) {

@@ -236,12 +236,18 @@ static void render_events(FILE *f, const struct figures *fg)
  * interval, read a moment later (a running VM takes faults in between: the
  * line says how long; only --validate stops the VM for an exact window).
  */
-static void render_kvm(FILE *f, const struct vm_stats *v, int vcpu, bool interval, double gap)
+static void render_kvm(FILE *f, const struct vm_stats *v, bool shared, int vcpu, bool interval,
+		       double gap)
 {
 	static const char *const names[] = {"pf_taken",	  "pf_fixed", "pf_spurious",
 					    "pf_emulate", "pf_fast",  "pf_guest"};
 	bool any = false;
 
+	if (shared) {
+		fprintf(f, "    KVM counts: unavailable (its process holds several VMs, whose "
+			   "statistics kvmmmu does not yet tell apart)\n");
+		return;
+	}
 	if (v && v->missed) {
 		fprintf(f, "    KVM counts: none (the VM exited before kvmmmu could take its "
 			   "statistics)\n");
@@ -339,7 +345,7 @@ static void render_mmu(FILE *f, const struct figures *fg)
 }
 
 /* The VM's memslot and dirty-log events, each with the faults since the one before. */
-static void render_timeline(FILE *f, const struct snapshot *snap, int pid)
+static void render_timeline(FILE *f, const struct snapshot *snap, const struct vm_row *vm)
 {
 	size_t from = snap->timeline_new;
 	double first = 0;
@@ -349,7 +355,7 @@ static void render_timeline(FILE *f, const struct snapshot *snap, int pid)
 		const struct timeline_event *t = &snap->timeline[i];
 		const struct kvmmmu_event *e = &t->ev;
 
-		if ((int)e->tgid != pid)
+		if ((int)e->tgid != vm->pid || t->vm_index != vm->index)
 			continue;
 		if (!any) {
 			first = t->wall; /* times are from the VM's first event */
@@ -379,9 +385,10 @@ static void render_timeline(FILE *f, const struct snapshot *snap, int pid)
 	}
 }
 
+/* KVM: its counters of the same VM or vCPU (NULL: none); KVM_SHARED: see snapshot_kvm_shared() */
 static void render_figures(FILE *f, const struct figures *fg, const struct snapshot *snap,
 			   bool interval, const struct render_opts *o, const struct vm_stats *kvm,
-			   int vcpu)
+			   bool kvm_shared, int vcpu)
 {
 	if (o->show[SECTION_OUTCOMES])
 		render_outcomes(f, fg, &snap->ret_pf);
@@ -392,7 +399,7 @@ static void render_figures(FILE *f, const struct figures *fg, const struct snaps
 	if (o->show[SECTION_EVENTS])
 		render_events(f, fg);
 	if (o->show[SECTION_KVM])
-		render_kvm(f, kvm, vcpu, interval, snap->kvm_read_gap);
+		render_kvm(f, kvm, kvm_shared, vcpu, interval, snap->kvm_read_gap);
 	if (o->show[SECTION_LOCK] && snap->lock_ok)
 		render_lock(f, fg, o);
 	if (o->show[SECTION_MMU] && snap->events_ok)
@@ -441,6 +448,10 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		 "processes the command started not traced: the pid filter was full", true},
 		{offsetof(struct kvmmmu_health, news_lost),
 		 "thread news lost (ring full; the maps were rescanned)", false},
+		{offsetof(struct kvmmmu_health, vm_switches),
+		 "memslot or dirty-log calls by a thread on a second VM of its process: its "
+		 "per-thread figures (memslot, dirty log) are counted with its first VM",
+		 false},
 	};
 	bool incomplete = false;
 
@@ -505,21 +516,24 @@ void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *pre
 		m = &delta;
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
-		const struct vm_stats *kvm = snapshot_kvm(cur, vm->pid);
+		const struct vm_stats *kvm = snapshot_vm_kvm(cur, vm);
+		bool kvm_shared = snapshot_kvm_shared(cur, vm);
+		char place[48];
 
 		if (o->hide_idle && idle(&vm->total))
 			continue;
 		shown++;
+		snapshot_vm_place(cur, vm, place, sizeof(place));
 		if (o->only_vcpu < 0) {
 			/* the name users know it by (its -name, ...), escaped: it may hold any byte
 			 */
 			char *name = vm_name_escape(vm->name ? vm->name : vm->comm);
 
-			fprintf(f, "\nVM pid %d (%s)\n", vm->pid, name ? name : vm->comm);
+			fprintf(f, "\n%s (%s)\n", place, name ? name : vm->comm);
 			free(name);
-			render_figures(f, &vm->total, cur, interval, o, kvm, -1);
+			render_figures(f, &vm->total, cur, interval, o, kvm, kvm_shared, -1);
 			if (o->show[SECTION_TIMELINE])
-				render_timeline(f, cur, vm->pid);
+				render_timeline(f, cur, vm);
 		}
 		if (!o->per_vcpu && o->only_vcpu < 0)
 			continue;
@@ -531,13 +545,12 @@ void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *pre
 			if (row->vcpu < 0 && !thread_row_worth_showing(&row->f))
 				continue;
 			if (row->vcpu >= 0)
-				fprintf(f, "\nVM pid %d vCPU %d (%s)\n", vm->pid, row->vcpu,
-					row->comm);
+				fprintf(f, "\n%s vCPU %d (%s)\n", place, row->vcpu, row->comm);
 			else
-				fprintf(f, "\nVM pid %d thread %d (%s, vCPU unknown)\n", vm->pid,
-					row->tid, row->comm);
+				fprintf(f, "\n%s thread %d (%s, vCPU unknown)\n", place, row->tid,
+					row->comm);
 			render_figures(f, &row->f, cur, interval, o, row->vcpu >= 0 ? kvm : NULL,
-				       row->vcpu);
+				       row->vcpu >= 0 && kvm_shared, row->vcpu);
 		}
 	}
 	if (!shown)

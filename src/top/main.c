@@ -143,7 +143,7 @@ int top_refresh(struct top *t)
 		ref = t->have_prev ? &t->prev : NULL;
 		dt = cur.wall - (t->have_prev ? t->prev.wall : t->start_wall);
 	}
-	err = top_table_build(&t->table, &cur, ref, dt, t->since_start, t->vm_pid);
+	err = top_table_build(&t->table, &cur, ref, dt, t->since_start, t->vm_pid, t->vm_index);
 	if (!err) {
 		top_table_sort(&t->table, t->sort, t->invert);
 		age_gone(t, &cur);
@@ -211,7 +211,8 @@ static void print_frame(struct top *t)
 			const struct snapshot *ref = top_ref(t, &dt);
 			int pid = t->table.rows[i].pid;
 
-			if (top_table_build(&vcpus, &t->prev, ref, dt, t->since_start, pid))
+			if (top_table_build(&vcpus, &t->prev, ref, dt, t->since_start, pid,
+					    t->table.rows[i].vm_index))
 				continue;
 			printf("  vCPUs of %s (pid %d):\n", t->table.rows[i].name, pid);
 			top_print_table(stdout, &vcpus);

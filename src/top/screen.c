@@ -132,6 +132,7 @@ bool screen_keys(struct top *t)
 		case KEY_ENTER:
 			if (t->vm_pid <= 0 && t->selected < t->table.n) {
 				t->vm_pid = t->table.rows[t->selected].pid;
+				t->vm_index = t->table.rows[t->selected].vm_index;
 				t->selected = 0;
 				top_refresh(t);
 			} else if (t->vm_pid > 0 && t->vcpu < 0 && t->selected < t->table.n) {
@@ -252,8 +253,8 @@ static bool vcpu_figures(const struct top *t, struct figures *out)
 {
 	double dt;
 	const struct snapshot *ref = top_ref(t, &dt);
-	const struct vm_row *vm = model_find_vm(&t->prev.m, t->vm_pid);
-	const struct vm_row *old = ref ? model_find_vm(&ref->m, t->vm_pid) : NULL;
+	const struct vm_row *vm = model_find_vm(&t->prev.m, t->vm_pid, t->vm_index);
+	const struct vm_row *old = ref ? model_find_vm(&ref->m, t->vm_pid, t->vm_index) : NULL;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t k = 0; vm && k < vm->n_rows; k++)

@@ -138,6 +138,20 @@ static void set_name(struct top_row *r, const char *name)
 	free(esc);
 }
 
+/* A VM's name, and "#I" after it when its process holds several VMs (snapshot_vm_place). */
+static void set_vm_name(struct top_row *r, const struct model *m, const struct vm_row *vm)
+{
+	char name[sizeof(r->name) + 16];
+
+	if (model_process_vms(m, vm->pid) < 2) {
+		set_name(r, vm->name ? vm->name : vm->comm);
+		return;
+	}
+	snprintf(name, sizeof(name), "%.*s #%d", (int)sizeof(r->name) - 8,
+		 vm->name ? vm->name : vm->comm, vm->index);
+	set_name(r, name);
+}
+
 /* Which columns CUR can fill, and for the others why not. */
 static void columns(struct top_table *t, const struct snapshot *cur)
 {
@@ -167,7 +181,7 @@ static void columns(struct top_table *t, const struct snapshot *cur)
 }
 
 int top_table_build(struct top_table *t, const struct snapshot *cur, const struct snapshot *prev,
-		    double dt, bool since_start, int vm_pid)
+		    double dt, bool since_start, int vm_pid, int vm_index)
 {
 	struct model delta = {};
 	const struct model *m = &cur->m;
@@ -184,10 +198,10 @@ int top_table_build(struct top_table *t, const struct snapshot *cur, const struc
 	columns(t, cur);
 	for (size_t i = 0; i < m->n_vms; i++) {
 		const struct vm_row *vm = &m->vms[i];
-		const struct vm_row *cvm = model_find_vm(&cur->m, vm->pid);
+		const struct vm_row *cvm = model_find_vm(&cur->m, vm->pid, vm->index);
 		struct top_row *r;
 
-		if (vm_pid > 0 && vm->pid != vm_pid)
+		if (vm_pid > 0 && (vm->pid != vm_pid || vm->index != vm_index))
 			continue;
 		figures_add(&all, &vm->total);
 		figures_add(&all_cum, &cvm->total);
@@ -205,8 +219,9 @@ int top_table_build(struct top_table *t, const struct snapshot *cur, const struc
 			r = add_row(t);
 			if (!r)
 				goto nomem;
-			set_name(r, vm->name ? vm->name : vm->comm);
+			set_vm_name(r, &cur->m, vm);
 			r->pid = vm->pid;
+			r->vm_index = vm->index;
 			r->vcpu = -1;
 			r->gone = vm->gone;
 			fill_row(t, cur, r, &vm->total, &cvm->total);
@@ -223,6 +238,7 @@ int top_table_build(struct top_table *t, const struct snapshot *cur, const struc
 				goto nomem;
 			set_name(r, row->comm);
 			r->pid = vm->pid;
+			r->vm_index = vm->index;
 			r->vcpu = row->vcpu;
 			r->gone = vm->gone;
 			fill_row(t, cur, r, &row->f, &cvm->total);
@@ -272,8 +288,10 @@ static int cmp_rows(const void *a, const void *b)
 	default:
 		break;
 	}
-	if (!c) /* stable on screen: then by pid, then vCPU */
+	if (!c) /* stable on screen: then by pid, VM, then vCPU */
 		c = (x->pid > y->pid) - (x->pid < y->pid);
+	if (!c)
+		c = (x->vm_index > y->vm_index) - (x->vm_index < y->vm_index);
 	if (!c)
 		c = (x->vcpu > y->vcpu) - (x->vcpu < y->vcpu);
 	return sort_invert ? -c : c;

@@ -49,7 +49,8 @@ enum top_sort {
 struct top_row {
 	char name[64]; /* escaped, cut to fit with a '~' */
 	int pid;
-	int vcpu; /* -1: a VM row */
+	int vm_index; /* which of the process's VMs */
+	int vcpu;     /* -1: a VM row */
 	bool gone;
 	double v[N_TOP_COLS]; /* numeric columns; < 0: nothing to show ("-") */
 };
@@ -67,11 +68,12 @@ struct top_table {
 
 /*
  * The rows of CUR since REF (NULL: since tracing started), DT seconds
- * apart: every VM, or with VM_PID > 0 that VM's vCPUs. Rates per second,
- * or with COUNTS the counts themselves. 0, or -ENOMEM.
+ * apart: every VM, or with VM_PID > 0 the vCPUs of VM VM_INDEX of process
+ * VM_PID. Rates per second, or with COUNTS the counts themselves. 0, or
+ * -ENOMEM.
  */
 int top_table_build(struct top_table *t, const struct snapshot *cur, const struct snapshot *prev,
-		    double dt, bool counts, int vm_pid);
+		    double dt, bool counts, int vm_pid, int vm_index);
 void top_table_sort(struct top_table *t, enum top_sort key, bool invert);
 void top_table_free(struct top_table *t);
 

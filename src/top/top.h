@@ -37,7 +37,8 @@ struct top {
 	enum top_sort sort;
 	bool invert, since_start, paused, quit, help;
 	double delay;
-	int vm_pid;	  /* > 0: showing this VM's vCPUs */
+	int vm_pid; /* > 0: showing the vCPUs of VM vm_index of this process */
+	int vm_index;
 	int vcpu;	  /* >= 0 (with vm_pid): showing this vCPU's histogram and outcomes */
 	char filter[128]; /* VM names shown: a regex, "" for all */
 	char status[160]; /* a one-line message (a bad filter) */

@@ -688,18 +688,13 @@ void collector_health_sum(const struct collector *c, struct kvmmmu_health *sum)
 {
 	memset(sum, 0, sizeof(*sum));
 	for (size_t i = 0; i < c->n_health; i++) {
-		const struct kvmmmu_health *h = c->health[i];
-
-		sum->drops += h->drops;
-		sum->bad_ret += h->bad_ret;
-		sum->news_lost += h->news_lost;
-		sum->calls_full += h->calls_full;
-		sum->slots_full += h->slots_full;
-		sum->timeline_lost += h->timeline_lost;
-		sum->exits_lost += h->exits_lost;
-		sum->pids_full += h->pids_full;
+		for (size_t k = 0; k < N_HEALTH_FIELDS; k++)
+			*(__u64 *)((char *)sum + health_fields[k].offset) +=
+				health_value(c->health[i], &health_fields[k]);
 	}
+	/* user space's own counts, not BPF's */
 	sum->kprobe_missed = kprobes_missed(&c->kprobes);
+	sum->prog_missed = 0;
 }
 
 __u64 collector_prog_missed(const struct collector *c)

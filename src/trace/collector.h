@@ -95,6 +95,8 @@ struct thread_name {
 	bool gone;	   /* process: exited (no more /proc scans) */
 	bool dying;	   /* process: a thread's exit said it was the last: confirm in /proc */
 	char *vm_name;	   /* process: the VM's name (vm_name.h), read at its first sighting */
+	__u64 *vms; /* process: its VMs' struct kvm addresses, in the order seen (index - 1) */
+	size_t n_vms;
 	size_t ns_len; /* process: vm_name is "NAMESPACE/NAME" (KubeVirt), NAMESPACE this long */
 };
 struct bpf_link;
@@ -223,6 +225,12 @@ void collector_trim_timeline(struct collector *c, size_t *timeline_seen);
 void collector_cap_timeline(struct collector *c, size_t *timeline_seen);
 /* Whether PID was seen and has exited since. */
 bool collector_process_gone(const struct collector *c, int pid);
+/*
+ * Which of process PID's VMs the struct kvm at KVM is: 1 for the first seen,
+ * 2 for the next, ... (bpf's struct kvmmmu_thread_id.kvm). KVM 0 (a thread
+ * that is no vCPU and changed no VM) is the first.
+ */
+int collector_vm_index(struct collector *c, int pid, __u64 kvm);
 /* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */
 const char *collector_vm_name(const struct collector *c, int pid);
 /* The KubeVirt namespace of PID's VM into BUF (SIZE bytes); "" when it has none. */

@@ -164,8 +164,9 @@ static void retire_process(struct bpf_map *map, __u32 tgid, void **array, size_t
 static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool gone)
 {
 	struct mmu_extras *x = ctx;
-	struct {
+	struct { /* bpf/mmu_events.bpf.c's slot_key */
 		__u32 tgid, slot;
+		__u64 kvm;
 	} k, next;
 	int more;
 
@@ -283,6 +284,11 @@ again:
 	return p->kind == ATTACH_NONE ? -ENOENT : 0;
 }
 
+static bool same_vm(const struct timeline_event *a, const struct timeline_event *b)
+{
+	return a->ev.tgid == b->ev.tgid && a->vm_index == b->vm_index;
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct mmu_extras *x = ctx;
@@ -296,8 +302,9 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (!t)
 		return -ENOMEM;
 	x->timeline = t;
+	t[x->n_timeline].vm_index = collector_vm_index(x->c, (int)e->tgid, e->kvm);
 	for (size_t i = x->n_timeline; i-- > 0;) {
-		if (t[i].ev.tgid == e->tgid) {
+		if (t[i].ev.tgid == e->tgid && t[i].vm_index == t[x->n_timeline].vm_index) {
 			before = t[i].ev.faults;
 			break;
 		}
@@ -541,7 +548,7 @@ size_t mmu_extras_trim(struct mmu_extras *x, size_t before)
 		bool keep = true;
 
 		for (size_t j = kept; i < before && keep && j < n; j++)
-			keep = x->timeline[j].ev.tgid != x->timeline[i].ev.tgid;
+			keep = !same_vm(&x->timeline[j], &x->timeline[i]);
 		if (keep)
 			x->timeline[--kept] = x->timeline[i];
 		else
@@ -557,7 +564,7 @@ size_t mmu_extras_cap(struct mmu_extras *x, size_t *seen)
 {
 	size_t n = x->n_timeline, need, kept = 0, went = 0, went_seen = 0, n_vms = 0;
 	bool *latest;
-	__u32 *vms;
+	size_t *vms; /* each VM's latest event */
 
 	if (n <= EXTRAS_MAX_TIMELINE)
 		return 0;
@@ -573,10 +580,10 @@ size_t mmu_extras_cap(struct mmu_extras *x, size_t *seen)
 	for (size_t i = n; i-- > 0;) {
 		size_t v = 0;
 
-		while (v < n_vms && vms[v] != x->timeline[i].ev.tgid)
+		while (v < n_vms && !same_vm(&x->timeline[vms[v]], &x->timeline[i]))
 			v++;
 		if (v == n_vms) {
-			vms[n_vms++] = x->timeline[i].ev.tgid;
+			vms[n_vms++] = i;
 			latest[i] = true;
 		}
 	}

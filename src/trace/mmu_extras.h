@@ -28,6 +28,7 @@ struct ring_buffer;
 /* A timeline event, with wall-clock time and the faults since the VM's previous event. */
 struct timeline_event {
 	struct kvmmmu_event ev;
+	int vm_index;	      /* which of process ev.tgid's VMs (collector_vm_index) */
 	double wall;	      /* seconds since the epoch */
 	__u64 faults_between; /* faults since the previous event of the same VM */
 };

@@ -39,7 +39,10 @@ const struct health_field health_fields[N_HEALTH_FIELDS] = {
 	{"prog_missed", "prog_missed", offsetof(struct kvmmmu_health, prog_missed)},
 	{"exits_lost", "exits_lost", offsetof(struct kvmmmu_health, exits_lost)},
 	{"children_untraced", "pid_filter_full", offsetof(struct kvmmmu_health, pids_full)},
+	{"thread_vm_switches", "thread_vm_switch", offsetof(struct kvmmmu_health, vm_switches)},
 };
+_Static_assert(N_HEALTH_FIELDS * sizeof(__u64) == sizeof(struct kvmmmu_health),
+	       "every health counter has its name");
 
 const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS] = {
 	[KVMMMU_FP_FAST] = "fast",
@@ -118,25 +121,34 @@ int hist_index(const char *name)
 	return -1;
 }
 
-const struct vm_row *model_find_vm(const struct model *m, int pid)
+const struct vm_row *model_find_vm(const struct model *m, int pid, int index)
 {
 	/* the VM added last first: a CSV's rows, and a reading's threads, come by VM */
-	if (m->n_vms && m->vms[m->n_vms - 1].pid == pid)
+	if (m->n_vms && m->vms[m->n_vms - 1].pid == pid && m->vms[m->n_vms - 1].index == index)
 		return &m->vms[m->n_vms - 1];
 	for (size_t i = 0; i < m->n_vms; i++)
-		if (m->vms[i].pid == pid)
+		if (m->vms[i].pid == pid && m->vms[i].index == index)
 			return &m->vms[i];
 	return NULL;
 }
 
-struct vm_row *model_vm(struct model *m, int pid)
+struct vm_row *model_vm(struct model *m, int pid, int index)
 {
-	struct vm_row *vm = (struct vm_row *)model_find_vm(m, pid);
+	struct vm_row *vm = (struct vm_row *)model_find_vm(m, pid, index);
 
-	return vm ? vm : model_vm_add(m, pid);
+	return vm ? vm : model_vm_add(m, pid, index);
 }
 
-struct vm_row *model_vm_add(struct model *m, int pid)
+size_t model_process_vms(const struct model *m, int pid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->n_vms; i++)
+		n += m->vms[i].pid == pid;
+	return n;
+}
+
+struct vm_row *model_vm_add(struct model *m, int pid, int index)
 {
 	struct vm_row *vms;
 
@@ -146,6 +158,7 @@ struct vm_row *model_vm_add(struct model *m, int pid)
 	m->vms = vms;
 	memset(&vms[m->n_vms], 0, sizeof(vms[0]));
 	vms[m->n_vms].pid = pid;
+	vms[m->n_vms].index = index;
 	return &vms[m->n_vms++];
 }
 
@@ -184,7 +197,9 @@ static int cmp_vms(const void *a, const void *b)
 {
 	const struct vm_row *x = a, *y = b;
 
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 void model_sort(struct model *m)
@@ -331,19 +346,12 @@ int model_delta(struct model *dst, const struct model *cur, const struct model *
 
 	if (err)
 		return err;
-	dst->health.drops -= prev->health.drops;
-	dst->health.bad_ret -= prev->health.bad_ret;
-	dst->health.news_lost -= prev->health.news_lost;
-	dst->health.calls_full -= prev->health.calls_full;
-	dst->health.slots_full -= prev->health.slots_full;
-	dst->health.timeline_lost -= prev->health.timeline_lost;
-	dst->health.kprobe_missed -= prev->health.kprobe_missed;
-	dst->health.prog_missed -= prev->health.prog_missed;
-	dst->health.exits_lost -= prev->health.exits_lost;
-	dst->health.pids_full -= prev->health.pids_full;
+	for (size_t k = 0; k < N_HEALTH_FIELDS; k++)
+		*(__u64 *)((char *)&dst->health + health_fields[k].offset) -=
+			health_value(&prev->health, &health_fields[k]);
 	for (size_t i = 0; i < dst->n_vms; i++) {
 		struct vm_row *vm = &dst->vms[i];
-		const struct vm_row *old = model_find_vm(prev, vm->pid);
+		const struct vm_row *old = model_find_vm(prev, vm->pid, vm->index);
 
 		if (!old)
 			continue;

@@ -55,6 +55,12 @@ struct vcpu_row {
 
 struct vm_row {
 	int pid;
+	/*
+	 * Which of the process's VMs (struct kvm) this is: 1 for its first, in
+	 * the order kvmmmu saw them. Most VMMs hold one; KVM's selftests make
+	 * several in turn.
+	 */
+	int index;
 	char comm[16];
 	const char *name;   /* the VM's name (owned by the collector), NULL: unknown */
 	char namespace[64]; /* KubeVirt's namespace (the start of name), or "" */
@@ -75,19 +81,21 @@ struct health_field {
 	const char *metric, *reason;
 	size_t offset; /* in struct kvmmmu_health */
 };
-#define N_HEALTH_FIELDS 10
+#define N_HEALTH_FIELDS 11
 extern const struct health_field health_fields[N_HEALTH_FIELDS];
 static inline __u64 health_value(const struct kvmmmu_health *h, const struct health_field *f)
 {
 	return *(const __u64 *)((const char *)h + f->offset);
 }
 
-/* Where a thread's figures go. vcpu < 0 means "no vCPU known". */
-struct vm_row *model_vm(struct model *m, int pid);
-/* A new row for PID, which the caller knows M does not have (no search). */
-struct vm_row *model_vm_add(struct model *m, int pid);
-/* The VM row of PID, or NULL; never adds one. */
-const struct vm_row *model_find_vm(const struct model *m, int pid);
+/* Where the figures of VM INDEX (1: the first) of process PID go. */
+struct vm_row *model_vm(struct model *m, int pid, int index);
+/* A new row for that VM, which the caller knows M does not have (no search). */
+struct vm_row *model_vm_add(struct model *m, int pid, int index);
+/* The row of VM INDEX of PID, or NULL; never adds one. */
+const struct vm_row *model_find_vm(const struct model *m, int pid, int index);
+/* How many VMs of process PID M has: more than one, and each is named by its index too. */
+size_t model_process_vms(const struct model *m, int pid);
 struct vcpu_row *model_row(struct vm_row *vm, int vcpu, int tid);
 void model_sort(struct model *m);
 void model_free(struct model *m);

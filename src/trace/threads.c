@@ -117,6 +117,7 @@ static void note_thread(struct collector *c, int tgid, int tid, const struct kvm
 		}
 		note_new_process(c, tgid);
 	}
+	collector_vm_index(c, tgid, id->kvm); /* VMs are numbered in the order seen */
 	t = remember_name(c, tgid, tid, id->comm);
 	if (!t)
 		return;
@@ -363,6 +364,7 @@ void collector_forget_process(struct collector *c, int pid, size_t *timeline_see
 	for (size_t i = 0; i < c->n_names; i++) {
 		if (c->names[i].tgid == pid) {
 			free(c->names[i].vm_name);
+			free(c->names[i].vms);
 			continue;
 		}
 		c->names[kept++] = c->names[i];
@@ -388,6 +390,24 @@ void collector_trim_timeline(struct collector *c, size_t *timeline_seen)
 void collector_cap_timeline(struct collector *c, size_t *timeline_seen)
 {
 	mmu_extras_cap(c->extras, timeline_seen);
+}
+
+int collector_vm_index(struct collector *c, int pid, __u64 kvm)
+{
+	struct thread_name *n = find_name(c, pid, 0);
+	__u64 *vms;
+
+	if (!n || !kvm)
+		return 1;
+	for (size_t i = 0; i < n->n_vms; i++)
+		if (n->vms[i] == kvm)
+			return (int)i + 1;
+	vms = realloc(n->vms, (n->n_vms + 1) * sizeof(*vms));
+	if (!vms)
+		return 1;
+	n->vms = vms;
+	n->vms[n->n_vms++] = kvm;
+	return (int)n->n_vms;
 }
 
 bool collector_process_gone(const struct collector *c, int pid)
@@ -434,8 +454,10 @@ void collector_free_threads(struct collector *c)
 	free(c->retired);
 	tdestroy(c->name_index, free);
 	free(c->new_procs);
-	for (size_t i = 0; i < c->n_names; i++)
+	for (size_t i = 0; i < c->n_names; i++) {
 		free(c->names[i].vm_name);
+		free(c->names[i].vms);
+	}
 	free(c->names);
 	vcpu_map_free(&c->vcpus);
 }

@@ -208,7 +208,7 @@ timeout 20 "$DIFF" <(yes | tr -d '\n') "$TMP/a1.csv" >"$TMP/endless.out" 2>&1
 rc=$?
 check diff/endless-line-refused "exit $rc: $(head -c 200 "$TMP/endless.out")" \
 	eval 'test $rc = 1 && grep -q "line 1: longer than 65536 bytes" "$TMP/endless.out"'
-"$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1 | grep -q 'line [0-9]*: expected 9 fields' &&
+"$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1 | grep -q 'line [0-9]*: expected 10 fields' &&
 	pass diff/truncated-row-line-number || fail diff/truncated-row-line-number "$("$DIFF" "$TMP/cut.csv" "$TMP/a1.csv" 2>&1)"
 
 # --- generated runs: the geomean is of latency figures only (one unit: a

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for the CSV v1 writer and reader: round trip and rejections. */
+/* Unit tests for the CSV writer and reader: round trip, older versions, rejections. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,7 +29,8 @@ static char *write_sample(size_t *len)
 			      .metric = "pf_taken",
 			      .kind = CSV_U64,
 			      .u64 = 18446744073709551615ULL,
-			      .vm = "web-1"};
+			      .vm = "web-1",
+			      .vm_index = 1};
 
 	assert_non_null(f);
 	assert_int_equal(csv_writer_start(&w, fileno(f), &meta), 0);
@@ -39,6 +40,7 @@ static char *write_sample(size_t *len)
 	assert_int_equal(lseek(fileno(f), 0, SEEK_CUR), size);
 	row.comm = "odd \"name\", with comma";
 	row.vm = "db,,x \"1\"";
+	row.vm_index = 2;
 	row.vcpu = CSV_NO_VCPU;
 	row.source = "load";
 	row.metric = "populate_s";
@@ -47,6 +49,7 @@ static char *write_sample(size_t *len)
 	assert_int_equal(csv_write_row(&w, &row), 0);
 	row.comm = "line\nbreak";
 	row.vm = NULL;
+	row.vm_index = 0;
 	row.metric = "fault_ns";
 	row.le = "+Inf";
 	row.kind = CSV_U64;
@@ -103,8 +106,11 @@ static void round_trip(void **state)
 	assert_int_equal(t.rows[0].kind, CSV_U64);
 	assert_true(t.rows[0].u64 == 18446744073709551615ULL);
 	assert_null(t.rows[0].le);
-	assert_int_equal(t.version, 2);
+	assert_int_equal(t.version, 3);
 	assert_string_equal(t.rows[0].vm, "web-1");
+	assert_int_equal(t.rows[0].vm_index, 1);
+	assert_int_equal(t.rows[1].vm_index, 2);
+	assert_int_equal(t.rows[2].vm_index, 0);
 	assert_string_equal(t.rows[1].vm, "db,,x \"1\""); /* quoted on the way out, whole back */
 	assert_null(t.rows[2].vm);
 	assert_string_equal(t.rows[1].comm, "odd \"name\", with comma");
@@ -130,7 +136,7 @@ static void rejects(void **state)
 	} cases[] = {
 		{"1,2,c,0,bpf,m,,1\n1,2,c,0,bpf,m,,x\n", "line 5: value 'x' is not a number"},
 		{"1,2,c,0,bpf,m,,1,9\n", "line 4: expected 8 fields, found 9"},
-		{"1,2,c,0,bpf,m,,1,9,10\n", "line 4: more than 9 fields"},
+		{"1,2,c,0,bpf,m,,1,9,10,11\n", "line 4: more than 10 fields"},
 		{"1,2,c,0,bpf,m,1\n", "line 4: expected 8 fields, found 7"},
 		{"1,2,c,v,bpf,m,,1\n",
 		 "line 4: vcpu 'v' is neither empty nor a non-negative integer"},
@@ -165,8 +171,8 @@ static void rejects(void **state)
 static void integers_stay_exact(void **state)
 {
 	static const char doc[] = CSV_MAGIC "\n# tool=test\n" CSV_HEADER "\n"
-					    "1,2,c,0,bpf,faults,,9007199254740993,web-1\n"
-					    "1,2,c,0,bpf,faults,,0,\n";
+					    "1,2,c,0,bpf,faults,,9007199254740993,web-1,1\n"
+					    "1,2,c,0,bpf,faults,,0,,\n";
 	struct csv_table t;
 	char err[256];
 	FILE *f = fmemopen((void *)doc, strlen(doc), "r");
@@ -180,24 +186,56 @@ static void integers_stay_exact(void **state)
 	fclose(f);
 }
 
+/* Versions 2 and 1 are still read: every process had one VM, kvmmmu's own rows none. */
+static void reads_older_versions(void **state)
+{
+	static const char *const docs[] = {
+		CSV_MAGIC_V2 "\n" CSV_HEADER_V2
+			     "\n1,2,c,0,bpf,faults,,5,web-1\n1,0,k,,bpf,drops,,0,\n",
+		CSV_MAGIC_V1 "\n" CSV_HEADER_V1 "\n1,2,c,0,bpf,faults,,5\n1,0,k,,bpf,drops,,0\n",
+	};
+
+	(void)state;
+	for (int v = 0; v < 2; v++) {
+		struct csv_table t;
+		char err[256] = "";
+		FILE *f = fmemopen((void *)docs[v], strlen(docs[v]), "r");
+
+		assert_int_equal(csv_read_stream(f, &t, err, sizeof(err)), 0);
+		assert_int_equal(t.version, 2 - v);
+		assert_int_equal(t.n_rows, 2);
+		assert_int_equal(t.rows[0].vm_index, 1);
+		assert_int_equal(t.rows[1].vm_index, 0);
+		csv_table_free(&t);
+		fclose(f);
+	}
+}
+
 static void rejects_preamble(void **state)
 {
 	static const struct {
 		const char *doc;
 		const char *err;
 	} cases[] = {
-		{"ts,pid\n", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 2')"},
-		{"# kvmmmu-csv 3\n",
-		 "line 1: unsupported format version '3' (this reader knows 1 and 2)"},
+		{"ts,pid\n", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 3')"},
+		{"# kvmmmu-csv 4\n",
+		 "line 1: unsupported format version '4' (this reader knows 1, 2 and 3)"},
 		{CSV_MAGIC "\n# a=b\n" CSV_HEADER_V1 "\n",
 		 "line 3: expected header '" CSV_HEADER "'"},
 		{CSV_MAGIC_V1 "\n" CSV_HEADER "\n", "line 2: expected header '" CSV_HEADER_V1 "'"},
-		{CSV_MAGIC "\n" CSV_HEADER "\n1,2,c,0,bpf,m,,1\n",
-		 "line 3: expected 9 fields, found 8"},
+		{CSV_MAGIC "\n" CSV_HEADER "\n1,2,c,0,bpf,m,,1,vm\n",
+		 "line 3: expected 10 fields, found 9"},
+		{CSV_MAGIC_V2 "\n" CSV_HEADER "\n", "line 2: expected header '" CSV_HEADER_V2 "'"},
+		{CSV_MAGIC "\n" CSV_HEADER "\n1,2,c,0,bpf,m,,1,vm,0\n",
+		 "line 3: vm_index '0' is neither empty nor a positive integer"},
+		{CSV_MAGIC "\n" CSV_HEADER "\n1,2,c,0,bpf,m,,1,vm,-1\n",
+		 "line 3: vm_index '-1' is neither empty nor a positive integer"},
+		{CSV_MAGIC "\n" CSV_HEADER "\n1,2,c,0,bpf,m,,1,vm,2x\n",
+		 "line 3: vm_index '2x' is neither empty nor a positive integer"},
 		{CSV_MAGIC "\n# novalue\n", "line 2: metadata line is not '# key=value'"},
 		{CSV_MAGIC "\n# a=b\nts,pid\n", "line 3: expected header '" CSV_HEADER "'"},
 		{CSV_MAGIC "\n# a=b\n", "line 2: missing header line '" CSV_HEADER "'"},
-		{"", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 2')"},
+		{"", "line 1: not a kvmmmu CSV file (expected '# kvmmmu-csv 3')"},
 	};
 
 	(void)state;
@@ -263,6 +301,7 @@ int main(void)
 		cmocka_unit_test(rejects_binary_and_endless),
 		cmocka_unit_test(rejects),
 		cmocka_unit_test(rejects_preamble),
+		cmocka_unit_test(reads_older_versions),
 		cmocka_unit_test(integers_stay_exact),
 		cmocka_unit_test(full_device_refused_at_open),
 		cmocka_unit_test(crlf_and_no_final_newline),

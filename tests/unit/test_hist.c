@@ -119,14 +119,14 @@ static void delta_subtracts_matching_rows(void **state)
 	struct vm_row *vm;
 
 	(void)state;
-	vm = model_vm(&prev, 10);
+	vm = model_vm(&prev, 10, 1);
 	model_row(vm, 0, 100)->f.counters[KVMMMU_FAULTS] = 5;
 	vm->total.counters[KVMMMU_FAULTS] = 5;
-	vm = model_vm(&cur, 10);
+	vm = model_vm(&cur, 10, 1);
 	model_row(vm, 0, 100)->f.counters[KVMMMU_FAULTS] = 12;
 	model_row(vm, -1, 101)->f.counters[KVMMMU_FAULTS] = 3;
 	vm->total.counters[KVMMMU_FAULTS] = 15;
-	model_vm(&cur, 11)->total.counters[KVMMMU_FAULTS] = 4;
+	model_vm(&cur, 11, 1)->total.counters[KVMMMU_FAULTS] = 4;
 	assert_int_equal(model_delta(&d, &cur, &prev), 0);
 	assert_int_equal(d.vms[0].total.counters[KVMMMU_FAULTS], 10);
 	assert_int_equal(d.vms[0].rows[0].f.counters[KVMMMU_FAULTS], 7);
@@ -143,8 +143,8 @@ static void delta_follows_a_thread_to_its_vcpu(void **state)
 	struct model prev = {}, cur = {}, d = {};
 
 	(void)state;
-	model_row(model_vm(&prev, 10), -1, 101)->f.counters[KVMMMU_FAULTS] = 5;
-	model_row(model_vm(&cur, 10), 0, 101)->f.counters[KVMMMU_FAULTS] = 12;
+	model_row(model_vm(&prev, 10, 1), -1, 101)->f.counters[KVMMMU_FAULTS] = 5;
+	model_row(model_vm(&cur, 10, 1), 0, 101)->f.counters[KVMMMU_FAULTS] = 12;
 	assert_int_equal(model_delta(&d, &cur, &prev), 0);
 	assert_int_equal(d.vms[0].rows[0].vcpu, 0);
 	assert_int_equal(d.vms[0].rows[0].f.counters[KVMMMU_FAULTS], 7);

@@ -28,7 +28,7 @@ static void build(struct snapshot *snap, unsigned int fixed, unsigned int spurio
 	snap->ret_pf.name[6] = strdup("spurious");
 	snap->hist_available[KVMMMU_HIST_WALK_TO_SPTE] = true;
 	snap->sample_every = 1;
-	vm = model_vm(&snap->m, 42);
+	vm = model_vm(&snap->m, 42, 1);
 	assert_non_null(vm);
 	snprintf(vm->comm, sizeof(vm->comm), "qemu-system-x86");
 	vm->name = "web-1";
@@ -108,6 +108,7 @@ static void text_interval(void **state)
 	cur.timeline_new = 1; /* the first was in an earlier report */
 	for (int i = 0; i < 2; i++) {
 		cur.timeline[i].ev.tgid = 42;
+		cur.timeline[i].vm_index = 1;
 		cur.timeline[i].ev.kind = i ? KVMMMU_EV_DIRTY_LOG_ON : KVMMMU_EV_MEMSLOT_CREATE;
 		cur.timeline[i].wall = 1796000000.0 + i;
 		cur.timeline[i].faults_between = 7;

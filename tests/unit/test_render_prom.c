@@ -17,7 +17,7 @@
 
 static void add_vm(struct snapshot *s, int pid, const char *name, __u64 fixed, __u64 fast)
 {
-	struct vm_row *vm = model_vm(&s->m, pid);
+	struct vm_row *vm = model_vm(&s->m, pid, 1);
 
 	assert_non_null(vm);
 	snprintf(vm->comm, sizeof(vm->comm), "qemu-system-x86");
@@ -191,6 +191,8 @@ static void dirty_log_toggles(void **state)
 		.tgid = 100, .kind = KVMMMU_EV_GET_DIRTY_LOG, .duration_ns = 5};
 	ev[2].ev = (struct kvmmmu_event){
 		.tgid = 100, .kind = KVMMMU_EV_DIRTY_LOG_OFF, .duration_ns = 45000000000ULL};
+	for (int i = 0; i < 3; i++)
+		ev[i].vm_index = 1;
 	s.timeline = ev;
 	s.n_timeline = 3;
 	assert_int_equal(prom_state_update(&st, &s), 0);

@@ -136,8 +136,8 @@ qemu_run() {
 	done
 	for mode in fentry kprobe tracepoint; do
 		c=$T/$n-$mode.csv
-		check "$g/$mode/vm-named-web-1" "vm column: $(awk -F, '!/^#/ && NR > 1 { print $NF; exit }' $c)" \
-			eval 'awk -F, "!/^#/ && \$5 == \"bpf\"" $c | grep -q ",web-1$"'
+		check "$g/$mode/vm-named-web-1" "vm column: $(awk -F, '!/^#/ && NR > 1 { print $9; exit }' $c)" \
+			eval 'awk -F, "!/^#/ && \$5 == \"bpf\"" $c | grep -q ",web-1,1$"'
 		for v in $(seq 0 $((L2_VCPUS - 1))); do
 			for pair in faults:pf_taken ret_pf_fixed:pf_fixed ret_pf_spurious:pf_spurious \
 				ret_pf_emulate:pf_emulate; do
