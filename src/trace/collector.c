@@ -129,7 +129,7 @@ static int try_fentry(struct collector *c, const char *func, char *why, size_t l
 		return -ENOENT;
 	}
 	if (in_module) {
-		mod_fd = kernel_btf_module_fd("kvm");
+		mod_fd = kernel_btf_kvm_fd(&c->kb);
 		if (mod_fd < 0) {
 			snprintf(why, len, "fentry: kvm module BTF not loadable: %s",
 				 strerror(-mod_fd));
@@ -240,7 +240,7 @@ static int decode_ret_pf(struct collector *c)
  * (vcpu, address, error_code) since 6.1, (address, error_code) before. From
  * BTF, else from the event's format (the vCPU came with a vcpu_id field).
  */
-static int pf_exit_error_code_arg(const struct kernel_btf *kb)
+static int pf_exit_error_code_arg(struct kernel_btf *kb)
 {
 	int n = kernel_btf_tp_args(kb, "kvm_page_fault");
 	char *fmt;
@@ -558,12 +558,13 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	}
 	{
 		/* every name any object asks kallsyms about, in one pass */
-		const char *names[N_FUNC + 3];
+		const char *names[N_FUNC + 4];
 		size_t n = 0;
 
 		for (size_t i = 0; i < N_FUNC; i++)
 			names[n++] = functions[i].func;
 		names[n++] = "kvm_mmu_load";
+		names[n++] = "kvm_mmu_free_roots";
 		names[n++] = "queued_write_lock_slowpath";
 		names[n++] = "fast_page_fault";
 		ksym_prefetch(names, n);
@@ -642,7 +643,11 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 			c->health[c->n_health++] = &c->skel->bss->health;
 			map_lock_table(c);
 			err = collector_open_news(c);
-			return err ? err : open_extras(c);
+			if (!err)
+				err = open_extras(c);
+			/* the kernel's BTF is for choosing and loading: tens of MiB not kept */
+			kernel_btf_free(&c->kb);
+			return err;
 		}
 		err = check_forced_mode(c, func_kind);
 		if (err) {
