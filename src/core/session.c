@@ -208,6 +208,18 @@ static void kvm_stats_update(struct session *s, struct vm_stats *v, int pid)
 	if (v->pid == pid && now - v->first_scan > STATS_YOUNG_S &&
 	    now - v->scanned_at < STATS_RESCAN_S)
 		return;
+	/*
+	 * A process that holds several VMs: whose vCPU is a stats fd's is not
+	 * told yet (snapshot_vm_kvm() shows none), and a duplicate of an early
+	 * VM's fd would keep that VM alive: none are taken, those held go.
+	 */
+	if (collector_process_vms(&s->c, pid) > 1) {
+		if (v->pid == pid)
+			vm_stats_freeze(v);
+		else
+			vm_stats_missed(v, pid);
+		return;
+	}
 	/* A VMM that started after us made all its faults while we traced. */
 	err = vm_stats_update(v, pid, start_ticks(pid) >= s->start_ticks); /* new PID: V reset */
 	if (!v->first_scan)

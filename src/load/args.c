@@ -19,7 +19,7 @@ static const char usage[] =
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
 	"                   [--duration SECS] [--thp] [--reclaim MS] [--mmio N]\n"
-	"                   [--thread-names STYLE] [--vms N]\n"
+	"                   [--thread-names STYLE] [--vms N] [--linger SECS]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
 	"                   [--csv FILE|-]\n"
 	"                   [--label TEXT] [-v] [-h] [-V] [--usage]\n"
@@ -75,6 +75,8 @@ static const char usage[] =
 	"                         dirty_log_page_splitting_test makes two: each runs\n"
 	"                         every phase with vCPU threads of its own and is\n"
 	"                         destroyed before the next is made (default 1)\n"
+	"      --linger SECS      after the last VM is destroyed, live on SECS more, as\n"
+	"                         a VMM that outlives its VM (tools must let it go)\n"
 	"      --csv FILE|-       write timings and KVM statistics as kvmmmu CSV v3;\n"
 	"                         with '-' the CSV goes to stdout, the rest to stderr\n"
 	"      --label TEXT       label recorded in the CSV metadata\n"
@@ -111,6 +113,7 @@ enum {
 	OPT_THREAD_NAMES,
 	OPT_MMIO,
 	OPT_VMS,
+	OPT_LINGER,
 	OPT_VERSION,
 	OPT_USAGE,
 };
@@ -126,6 +129,7 @@ static const struct option long_opts[] = {
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
 	{"mmio", required_argument, NULL, OPT_MMIO},
 	{"vms", required_argument, NULL, OPT_VMS},
+	{"linger", required_argument, NULL, OPT_LINGER},
 	{"name", required_argument, NULL, OPT_NAME},
 	{"no-stats-fds", no_argument, NULL, OPT_NO_STATS_FDS},
 	{"dirty-log-on-signal", no_argument, NULL, OPT_DIRTY_LOG_ON_SIGNAL},
@@ -183,12 +187,12 @@ static int parse_mem(const char *arg, uint64_t *out)
 	return 0;
 }
 
-static int parse_duration(const char *arg, double *out)
+static int parse_duration(const char *opt, const char *arg, double *out)
 {
 	int err = parse_seconds(arg, out);
 
 	if (err) {
-		elog("--duration: '%s' %s: expected " PARSE_SECONDS_RANGE, arg,
+		elog("%s: '%s' %s: expected " PARSE_SECONDS_RANGE, opt, arg,
 		     err == -ERANGE ? "is out of range" : "is not a number");
 		return -1;
 	}
@@ -241,7 +245,7 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 				return -1;
 			break;
 		case OPT_DURATION:
-			if (parse_duration(optarg, &o->duration))
+			if (parse_duration("--duration", optarg, &o->duration))
 				return -1;
 			break;
 		case OPT_THP:
@@ -262,6 +266,10 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_MMIO:
 			if (parse_count("--mmio", optarg, 1, 1000000, &o->mmio_reads))
+				return -1;
+			break;
+		case OPT_LINGER:
+			if (parse_duration("--linger", optarg, &o->linger))
 				return -1;
 			break;
 		case OPT_VMS:

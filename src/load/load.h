@@ -73,6 +73,7 @@ struct load_opts {
 	const char *label;
 	enum thread_names thread_names;
 	unsigned int vms; /* VMs made in turn, each destroyed before the next (default 1) */
+	double linger;	  /* seconds the process lives on after its last VM is gone */
 };
 
 struct vm;

@@ -392,6 +392,13 @@ int main(int argc, char **argv)
 		report_vm(i);
 		ret = run_vm(kvm_fd, &o, &stopped);
 	}
+	if (!ret && !stopped && o.linger > 0) {
+		double until = sysinfo_monotonic() + o.linger;
+
+		fprintf(load_out, "Lingering %.1f s with no VM\n", o.linger);
+		while (sysinfo_monotonic() < until && !run_stop_requested())
+			usleep(10000);
+	}
 out:
 	if (o.csv_path && csv_writer_close(&csv) && !ret) {
 		elog("--csv: cannot write '%s'", o.csv_path);

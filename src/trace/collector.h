@@ -231,6 +231,8 @@ bool collector_process_gone(const struct collector *c, int pid);
  * that is no vCPU and changed no VM) is the first.
  */
 int collector_vm_index(struct collector *c, int pid, __u64 kvm);
+/* How many VMs (struct kvm) of process PID BPF has seen so far. */
+size_t collector_process_vms(const struct collector *c, int pid);
 /* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */
 const char *collector_vm_name(const struct collector *c, int pid);
 /* The KubeVirt namespace of PID's VM into BUF (SIZE bytes); "" when it has none. */

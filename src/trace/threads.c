@@ -410,6 +410,13 @@ int collector_vm_index(struct collector *c, int pid, __u64 kvm)
 	return (int)n->n_vms;
 }
 
+size_t collector_process_vms(const struct collector *c, int pid)
+{
+	const struct thread_name *n = find_name(c, pid, 0);
+
+	return n ? n->n_vms : 0;
+}
+
 bool collector_process_gone(const struct collector *c, int pid)
 {
 	const struct thread_name *n = find_name(c, pid, 0);

@@ -123,6 +123,7 @@ int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
 		closedir(d);
 		return err;
 	}
+	v->vmm_refs = 0;
 	while ((e = readdir(d))) {
 		ssize_t n = readlinkat(dirfd(d), e->d_name, target, sizeof(target) - 1);
 		int fd = atoi(e->d_name), id, r = 0;
@@ -139,6 +140,8 @@ int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
 			 !strncmp(target, "anon_inode:kvm-vcpu:", 20)) {
 			if (!strcmp(target, "anon_inode:kvm-vm") && vm_fd < 0)
 				vm_fd = fd;
+			if (strcmp(target, "anon_inode:kvm-vm-stats"))
+				v->vmm_refs++;
 			r = -EXDEV; /* a VM without stats fds: see the header */
 		} else
 			continue;
@@ -150,6 +153,8 @@ int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
 	closedir(d);
 	if (!v->have_vm && !v->n_vcpus && err == -EXDEV && vm_fd >= 0)
 		err = add_debugfs(v, vm_fd);
+	if (!v->vmm_refs && !v->vcpu_sums && (v->have_vm || v->n_vcpus))
+		vm_stats_freeze(v); /* its VM is gone: our fds alone would keep it */
 	return v->have_vm || v->n_vcpus ? 0 : err;
 }
 

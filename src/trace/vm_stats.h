@@ -52,13 +52,22 @@ struct vm_stats {
 	 */
 	bool stale;
 	double first_scan, scanned_at; /* monotonic seconds: the caller's looks at its fds */
+	/*
+	 * The VMM's own VM and vCPU fds at the last look. None, and its VM is
+	 * gone (or going) while the process lives on: only our duplicated
+	 * stats fds would keep it alive (vm_stats_update() lets them go).
+	 */
+	size_t vmm_refs;
 };
 
 /*
  * Opens (or, called again, extends with new vCPUs) the stats of PID's VM.
- * FROM_ZERO: count from zero rather than from the values now. Returns
- * -errno: -ENOENT no VM fds, -EXDEV a VM without stats fds nor a readable
- * debugfs directory, -EPERM not allowed to take its fds.
+ * FROM_ZERO: count from zero rather than from the values now. Once the VMM
+ * holds none of its VM's fds (it let the VM go and lives on), the final
+ * values are read and our fds closed (vm_stats_freeze()): a duplicated
+ * stats fd holds the whole VM. Returns -errno: -ENOENT no VM fds, -EXDEV a
+ * VM without stats fds nor a readable debugfs directory, -EPERM not allowed
+ * to take its fds.
  */
 int vm_stats_update(struct vm_stats *v, int pid, bool from_zero);
 int vm_stats_refresh(struct vm_stats *v);

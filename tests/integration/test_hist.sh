@@ -278,6 +278,34 @@ agree name-match "$TMP/h4.csv" "$TMP/l4.csv" "$one" 2
 check hist/other-vm-excluded "pid $two: $(rows_of "$TMP/h4.csv" "$two" | head -2)" \
 	test -z "$(rows_of "$TMP/h4.csv" "$two")"
 
+# --- a VMM that outlives its VM: kvmmmu's duplicates of its stats fds would
+# hold the whole VM, so they go once the VMM holds none of its VM's fds
+"$LOAD" --vcpus 2 --mem 4M --dirty-log 1 --dirty-log-on-signal --linger 600 \
+	--csv "$TMP/lg.csv" >"$TMP/lg.out" 2>&1 &
+lp=$!
+wait_vm $lp
+"$HIST" -p $lp 1 >"$TMP/hl.out" 2>&1 & # ends when its target does
+hp=$!
+stats_fds() { ls -l /proc/$hp/fd 2>/dev/null | grep -c 'kvm-.*stats'; }
+wait_tracing "$TMP/hl.out"
+end=$((SECONDS + 30))
+while [ "$(stats_fds)" -lt 3 ] && [ $SECONDS -lt $end ]; do sleep 0.2; done
+check hist/vm-alive-stats-fds-held "kvmmmu-hist holds $(stats_fds) stats fds of the running VM" \
+	test "$(stats_fds)" -ge 3
+kill -USR1 $lp
+wait_grep "$TMP/lg.out" '^Lingering'
+end=$((SECONDS + 20))
+while [ "$(stats_fds)" != 0 ] && [ $SECONDS -lt $end ]; do sleep 0.2; done
+check hist/vm-gone-stats-fds-released "kvmmmu-hist still holds $(stats_fds) stats fds of a VM its VMM let go" \
+	test "$(stats_fds)" = 0
+kill -TERM $lp
+wait $lp
+wait $hp
+# its KVM counts are still there, read once more before the fds went: at
+# least the dirty-log pass after the signal (2 vCPUs x 1,024 pages refault)
+taken=$(grep -o 'KVM counts: pf_taken [0-9]*' "$TMP/hl.out" | tail -1 | awk '{ print $4 }')
+check hist/vm-gone-kvm-counts-kept "last KVM pf_taken: ${taken:-none}" test "${taken:-0}" -ge 2048
+
 # --- -p PID: only that VM, and tracing ends when it exits
 "$LOAD" --vcpus 1 --mem 8M --duration 3600 --dirty-log 1 --csv "$TMP/l6.csv" >/dev/null 2>&1 &
 target=$!
