@@ -712,24 +712,36 @@ static __always_inline int on_kvm_page_fault(const u64 *ctx)
 		s->st.exit_pending = 1;
 	s->st.exit_addr = addr;
 	s->st.exit_walked = 0;
+	/* 6.1+ passes the vCPU first: its exit count tells this exit's emulation from a later one's
+	 */
+	s->st.exit_seq = pf_exit_error_code_arg == 2 ? vcpu_exits((struct kvm_vcpu *)ctx[0]) : 0;
 	return 0;
 }
 /* Arguments differ across kernels (6.1 added vcpu). */
 TP_PAIR_NO_ARGS(kvm_page_fault, on_kvm_page_fault(ctx))
 
-/* The exit's fault ends with RET: an emulation follows it, or KVM_RUN returns. */
-static __always_inline int end_exit(int ret)
+/*
+ * An emulation: the pending exit's fault returned RET_PF_EMULATE, if the
+ * emulation is of that same exit. One of a later exit (an I/O string
+ * instruction, an APIC access, a #UD: no page-fault exit came between to end
+ * the fault) shows that the fault had ended before: RET_PF_RETRY.
+ */
+static __always_inline int on_emulate_insn(const u64 *ctx)
 {
 	struct kvmmmu_thread_stats *s;
+	bool later;
 
 	if (func_mode)
 		return 0;
 	s = thread();
-	if (s)
-		resolve_exit(s, ret);
+	if (!s || !s->st.exit_pending)
+		return 0;
+	later = s->st.exit_seq && vcpu_exits((struct kvm_vcpu *)ctx[0]) != s->st.exit_seq;
+	resolve_exit(s, later ? ret_pf_retry : ret_pf_emulate);
 	return 0;
 }
-TP_PAIR_NO_ARGS(kvm_emulate_insn, end_exit(ret_pf_emulate))
+/* (vcpu, failed) in every kernel kvmmmu supports */
+TP_PAIR_NO_ARGS(kvm_emulate_insn, on_emulate_insn(ctx))
 
 /*
  * KVM_RUN returns to user space: the exit's fault ends, and so does any walk

@@ -33,6 +33,12 @@ static __always_inline int current_vcpu_id(void)
 	return vcpu ? BPF_CORE_READ(vcpu, vcpu_id) : -1;
 }
 
+/* VCPU's VM exits so far (kvm_vcpu_stat.exits), or 0 without a vCPU. */
+static __always_inline __u64 vcpu_exits(struct kvm_vcpu *vcpu)
+{
+	return vcpu ? BPF_CORE_READ(vcpu, stat.exits) : 0;
+}
+
 /* The first slot of LOCK's set in the mmu_lock table (kvmmmu.h). */
 static __always_inline __u32 lock_set_base(__u64 lock)
 {

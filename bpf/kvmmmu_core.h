@@ -119,11 +119,16 @@ struct kvm_vcpu_arch {
 	} root_mmu; /* struct kvm_mmu: only its address is used */
 };
 
+struct kvm_vcpu_stat {
+	u64 exits; /* VM exits so far: which exit an event belongs to */
+};
+
 struct kvm_vcpu {
 	struct kvm *kvm;
 	struct preempt_notifier preempt_notifier;
 	int vcpu_id;
 	struct kvm_vcpu_arch arch;
+	struct kvm_vcpu_stat stat;
 };
 
 struct kvm_page_fault {

@@ -109,6 +109,9 @@ struct kvmmmu_fault_state {
 	__u64 pre_lookup_ns; /* ... the last one's duration, if timed */
 	__u32 prefetch;	     /* the request is a prefetch "fault" (async-PF completion,
 				KVM_PRE_FAULT_MEMORY): not taken, only its fix counts */
+	__u32 pad;
+	__u64 exit_seq; /* tracepoint model: the vCPU's exit count (stat.exits) at the
+			   page-fault exit; 0: not known (before 6.1) */
 };
 
 /*

@@ -38,6 +38,11 @@
  * over a page table is fixed, whatever the 512 frozen children traced after
  * it; a negative return is the "error" outcome, not a bad RET_PF value.
  *
+ * emulate/: an emulation after a page-fault exit whose fault requested no
+ * SPTE is that fault's RET_PF_EMULATE only if it is of the same exit (the
+ * vCPU's stat.exits, in a cell laid out as struct kvm_vcpu): one of a later
+ * exit shows the fault was retried.
+ *
  * Usage: bpfscenarios
  */
 #include <errno.h>
@@ -345,6 +350,7 @@ static int setup_faults_on(struct faults_bpf **out, __u32 sample_every, bool vmx
 					  p == skel->progs.kvm_page_fault_raw ||
 						  p == skel->progs.kvm_mmu_pagetable_walk_raw ||
 						  p == skel->progs.kvm_userspace_exit_raw ||
+						  p == skel->progs.kvm_emulate_insn_raw ||
 						  p == skel->progs.kvm_mmu_spte_requested_raw ||
 						  p == skel->progs.kvm_mmu_set_spte_raw ||
 						  p == skel->progs.kvm_tdp_mmu_spte_changed_raw ||
@@ -578,6 +584,7 @@ struct kmem {
 	struct kcell_bpf *skel;
 	__u64 addr;					   /* the cell's kernel address */
 	int off_addr, off_write, off_is_tdp, off_prefetch; /* this kernel's layout, in bytes */
+	int off_exits;					   /* struct kvm_vcpu's stat.exits */
 };
 #define KMEM_SPTE 256 /* where the SPTE sits in the cell */
 
@@ -611,7 +618,27 @@ static int kmem_open(struct kmem *k)
 	k->off_write = member_offset(btf, t, "write");
 	k->off_is_tdp = member_offset(btf, t, "is_tdp");
 	k->off_prefetch = member_offset(btf, t, "prefetch");
+	k->off_exits = -1;
+	id = btf__find_by_name_kind(btf, "kvm_vcpu", BTF_KIND_STRUCT);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (t && member_offset(btf, t, "stat") >= 0) {
+		int stat = member_offset(btf, t, "stat");
+		const struct btf_member *m = btf_members(t);
+
+		for (int i = 0; i < btf_vlen(t); i++)
+			if (!strcmp(btf__name_by_offset(btf, m[i].name_off), "stat")) {
+				const struct btf_type *st = btf__type_by_id(btf, m[i].type);
+				int exits = st ? member_offset(btf, st, "exits") : -1;
+
+				k->off_exits = exits < 0 ? -1 : stat + exits;
+			}
+	}
 	kernel_btf_free(&kb);
+	if (k->off_exits < 0 || k->off_exits + 8 > (int)sizeof(struct kcell)) {
+		fprintf(stderr, "bpfscenarios: struct kvm_vcpu's stat.exits is not where a cell "
+				"reaches\n");
+		return -1;
+	}
 	if (k->off_addr < 0 || k->off_write < 0 || k->off_is_tdp < 0 || k->off_prefetch < 0 ||
 	    k->off_prefetch >= KMEM_SPTE || k->off_is_tdp >= KMEM_SPTE) {
 		fprintf(stderr,
@@ -640,6 +667,19 @@ static __u64 kmem_fault(struct kmem *k, __u64 addr, bool write, bool is_tdp, boo
 	cell.bytes[k->off_is_tdp] = is_tdp;
 	cell.bytes[k->off_prefetch] = prefetch;
 	memcpy(cell.bytes + KMEM_SPTE, &spte, sizeof(spte));
+	if (bpf_map__update_elem(k->skel->maps.cells, &zero, sizeof(zero), &cell, sizeof(cell), 0))
+		return 0;
+	return k->addr;
+}
+
+/* The cell holds a vCPU that has made EXITS VM exits; returns its address. */
+static __u64 kmem_vcpu(struct kmem *k, __u64 exits)
+{
+	static struct kcell cell; /* 16 KiB: off the stack */
+	__u32 zero = 0;
+
+	memset(&cell, 0, sizeof(cell));
+	memcpy(cell.bytes + k->off_exits, &exits, sizeof(exits));
 	if (bpf_map__update_elem(k->skel->maps.cells, &zero, sizeof(zero), &cell, sizeof(cell), 0))
 		return 0;
 	return k->addr;
@@ -753,6 +793,37 @@ static int fault_scenarios(void)
 			s.ret_pf[RET_PF_FIXED] == 1 && s.ret_pf[RET_PF_SPURIOUS] == 0,
 			"fixed %llu, spurious %llu", (unsigned long long)s.ret_pf[RET_PF_FIXED],
 			(unsigned long long)s.ret_pf[RET_PF_SPURIOUS]);
+		faults_bpf__destroy(skel);
+	}
+
+	/*
+	 * A page-fault exit whose fault requests no SPTE, then an emulation:
+	 * of the same exit (the vCPU's exit count unchanged), RET_PF_EMULATE;
+	 * of a later one (an I/O string instruction's, two exits on), the
+	 * fault had been retried.
+	 */
+	for (int later = 0; later < 2; later++) {
+		__u64 vcpu, args[3];
+
+		if (setup_faults(&skel, 1) || !(vcpu = kmem_vcpu(&k, 5)))
+			goto err;
+		args[0] = vcpu;
+		args[1] = 0x10000000;
+		args[2] = PFERR_GUEST_FINAL | PFERR_WRITE;
+		if (run_args(skel->progs.kvm_page_fault_raw, args, 3) ||
+		    (later && !kmem_vcpu(&k, 7)) ||
+		    run3(skel->progs.kvm_emulate_insn_raw, vcpu, 0, 0))
+			goto err;
+		thread_figures(skel, &s);
+		expectf(later ? "emulate/later-exits-emulation-leaves-a-retry"
+			      : "emulate/same-exits-emulation-is-emulate",
+			s.counters[KVMMMU_FAULTS] == 1 &&
+				s.ret_pf[later ? RET_PF_RETRY : RET_PF_EMULATE] == 1 &&
+				s.ret_pf[later ? RET_PF_EMULATE : RET_PF_RETRY] == 0,
+			"faults %llu, retry %llu, emulate %llu",
+			(unsigned long long)s.counters[KVMMMU_FAULTS],
+			(unsigned long long)s.ret_pf[RET_PF_RETRY],
+			(unsigned long long)s.ret_pf[RET_PF_EMULATE]);
 		faults_bpf__destroy(skel);
 	}
 

@@ -4,7 +4,7 @@
 #define KVMMMU_KCELL_H
 
 struct kcell {
-	__u8 bytes[512];
+	__u8 bytes[16384]; /* room for a struct kvm_vcpu up to its stat.exits */
 };
 
 #endif

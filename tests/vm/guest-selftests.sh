@@ -61,7 +61,7 @@ st_counts() {
 		}
 		next
 	}
-	# each VM's last value (vm_index, $10), summed over the process's VMs below
+	# the last value of each VM (vm_index, $10), summed over the VMs of the process below
 	!/^#/ && $2 == p && $5 == "bpf" && $7 == "" && $3 !~ / \[tid [0-9]+\]$/ {
 		last[$10, $4, $6] = $8
 		kvms[$10] = 1
@@ -71,7 +71,7 @@ st_counts() {
 			split(key, kk, SUBSEP)
 			b[kk[2], kk[3]] += last[key]
 		}
-		# a VM is a struct kvm: kvmmmu tells the process's VMs apart as KVM made them
+		# a VM is a struct kvm: kvmmmu tells apart the VMs of a process as KVM made them
 		nk = 0
 		for (v in kvms)
 			nk++
