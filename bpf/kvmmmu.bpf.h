@@ -78,16 +78,24 @@ static __always_inline void kvmmmu_hist_add(struct kvmmmu_hist *h, __u64 ns)
 		h->max_ns = ns;
 }
 
+/* When VM KVM was made (vm_births), 0 when not known. */
+static __always_inline __u64 vm_born(__u64 kvm)
+{
+	struct kvmmmu_vm_birth *b = kvm ? bpf_map_lookup_elem(&vm_births, &kvm) : NULL;
+
+	return b ? b->born_ns : 0;
+}
+
 /* Fills ID for the current thread. */
 static __always_inline void thread_id_init(struct kvmmmu_thread_id *id)
 {
 	struct task_struct *task = (void *)bpf_get_current_task();
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
-
 	struct kvm_vcpu *vcpu = current_vcpu();
 
 	id->vcpu_id = vcpu ? BPF_CORE_READ(vcpu, vcpu_id) : -1;
 	id->kvm = vcpu ? (__u64)BPF_CORE_READ(vcpu, kvm) : 0;
+	id->kvm_born = vm_born(id->kvm);
 	bpf_get_current_comm(id->comm, sizeof(id->comm));
 	bpf_core_read_str(id->process, sizeof(id->process), &leader->comm);
 }

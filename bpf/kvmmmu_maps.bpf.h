@@ -68,6 +68,20 @@ struct {
 	__type(value, struct kvmmmu_lock_table);
 } mmu_locks SEC(".maps");
 
+/*
+ * When each VM was made (struct kvm address -> bpf_ktime_get_ns() at
+ * KVM_CREATE_VM's return, written by the MMU-lifecycle object), so that a
+ * VM made at a freed one's address is another VM. LRU: user space deletes a
+ * process's VMs when it exits; only a host making VMs faster than that
+ * could push out a live one's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct kvmmmu_vm_birth);
+} vm_births SEC(".maps");
+
 /* Fault figures and state per thread (8 KiB each), written by the faults object. */
 KVMMMU_THREAD_MAP(thread_stats, struct kvmmmu_thread_stats);
 

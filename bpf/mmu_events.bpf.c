@@ -24,6 +24,7 @@
 #define KVM_SET_USER_MEMORY_REGION2 KVM_IOW(0x49, 160) /* 6.8+ */
 #define KVM_GET_DIRTY_LOG KVM_IOW(0x42, 16)
 #define KVM_CLEAR_DIRTY_LOG KVM_IOWR(0xc0, 24)
+#define KVM_CREATE_VM ((0xAEU << 8) | 0x01) /* _IO(KVMIO, 0x01), on /dev/kvm */
 #define KVM_MEM_LOG_DIRTY_PAGES (1U << 0)
 
 KVMMMU_THREAD_MAP(mmu_stats, struct kvmmmu_mmu_stats);
@@ -45,6 +46,7 @@ struct ioctl_call {
 	__u32 pad;
 	__u64 gpa, size;
 	__u64 kvm; /* the VM the call is for (its fd's struct kvm), 0: not readable */
+	__u64 kvm_born;
 };
 
 #define SLOT_UNKNOWN 0 /* not read from the kernel: the flags we saw set last decide */
@@ -100,30 +102,33 @@ TP_PAIR(kvm_mmu_split_huge_page, count(KVMMMU_HUGE_PAGE_SPLITS), u64 gfn, u64 sp
 
 struct sum_ctx {
 	__u32 tgid;
-	__u64 kvm;
+	__u64 kvm, kvm_born;
 	__u64 faults;
 };
 
 static long add_faults(void *map, struct kvmmmu_thread_key *key, struct kvmmmu_thread_stats *s,
 		       struct sum_ctx *ctx)
 {
-	if (key->tgid == ctx->tgid && (!ctx->kvm || s->id.kvm == ctx->kvm))
+	if (key->tgid == ctx->tgid &&
+	    (!ctx->kvm || (s->id.kvm == ctx->kvm && s->id.kvm_born == ctx->kvm_born)))
 		ctx->faults += s->counters[KVMMMU_FAULTS];
 	return 0;
 }
 
-/* Faults VM KVM of process TGID has taken so far (KVM 0: the process's), as the faults object
- * counts them. */
-static __always_inline __u64 faults_so_far(__u32 tgid, __u64 kvm)
+/*
+ * Faults the VM (KVM, made at KVM_BORN) of process TGID has taken so far
+ * (KVM 0: the process's), as the faults object counts them.
+ */
+static __always_inline __u64 faults_so_far(__u32 tgid, __u64 kvm, __u64 kvm_born)
 {
-	struct sum_ctx ctx = {.tgid = tgid, .kvm = kvm};
+	struct sum_ctx ctx = {.tgid = tgid, .kvm = kvm, .kvm_born = kvm_born};
 
 	bpf_for_each_map_elem(&thread_stats, add_faults, &ctx, 0);
 	return ctx.faults;
 }
 
 static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 now, long ret,
-				 __u64 kvm)
+				 __u64 kvm, __u64 kvm_born)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct kvmmmu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -143,7 +148,8 @@ static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 n
 	e->ret = (__s32)ret;
 	e->pad = 0;
 	e->kvm = kvm;
-	e->faults = faults_so_far(e->tgid, kvm);
+	e->kvm_born = kvm_born;
+	e->faults = faults_so_far(e->tgid, kvm, kvm_born);
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -154,7 +160,7 @@ static __always_inline int on_zap_all_fast(void *kvm)
 	if (!s)
 		return 0;
 	s->counters[KVMMMU_ZAP_ALL_FAST]++;
-	emit(KVMMMU_EV_ZAP_ALL_FAST, NULL, bpf_ktime_get_ns(), 0, (__u64)kvm);
+	emit(KVMMMU_EV_ZAP_ALL_FAST, NULL, bpf_ktime_get_ns(), 0, (__u64)kvm, vm_born((__u64)kvm));
 	return 0;
 }
 TP_PAIR(kvm_mmu_zap_all_fast, on_zap_all_fast(kvm), void *kvm)
@@ -333,6 +339,12 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 	struct memory_region_head r = {};
 	struct ioctl_call c = {};
 
+	if (cmd == KVM_CREATE_VM) { /* its birth is noted at its return */
+		c.cmd = cmd;
+		if (bpf_map_update_elem(&calls, &tid, &c, BPF_ANY))
+			__sync_fetch_and_add(&health.calls_full, 1);
+		return 0;
+	}
 	if (cmd != KVM_SET_USER_MEMORY_REGION && cmd != KVM_SET_USER_MEMORY_REGION2 &&
 	    cmd != KVM_GET_DIRTY_LOG && cmd != KVM_CLEAR_DIRTY_LOG)
 		return 0;
@@ -344,6 +356,7 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 	c.slot = r.slot;
 	/* these four are VM ioctls: the fd is a VM's */
 	c.kvm = (__u64)fd_vm((int)ctx->args[0]);
+	c.kvm_born = vm_born(c.kvm);
 	if (cmd == KVM_SET_USER_MEMORY_REGION || cmd == KVM_SET_USER_MEMORY_REGION2) {
 		c.flags = r.flags;
 		c.gpa = r.guest_phys_addr;
@@ -397,7 +410,7 @@ static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioct
 		s->counters[KVMMMU_DIRTY_LOG_DISABLES]++;
 		s->disable_ns += now - c->ts;
 	}
-	emit(kind, c, now, ret, c->kvm);
+	emit(kind, c, now, ret, c->kvm, c->kvm_born);
 }
 
 SEC("tracepoint/syscalls/sys_exit_ioctl")
@@ -411,6 +424,17 @@ int sys_exit_ioctl(struct syscall_trace_exit *ctx)
 	if (!c)
 		return 0;
 	now = bpf_ktime_get_ns();
+	if (c->cmd == KVM_CREATE_VM) {
+		/* the new VM's fd: its struct kvm may be at a freed VM's address */
+		__u64 kvm = ctx->ret >= 0 ? (__u64)fd_vm((int)ctx->ret) : 0;
+		struct kvmmmu_vm_birth b = {.born_ns = now,
+					    .tgid = bpf_get_current_pid_tgid() >> 32};
+
+		if (kvm)
+			bpf_map_update_elem(&vm_births, &kvm, &b, BPF_ANY);
+		bpf_map_delete_elem(&calls, &tid);
+		return 0;
+	}
 	s = thread();
 	if (s) {
 		/*
@@ -418,18 +442,20 @@ int sys_exit_ioctl(struct syscall_trace_exit *ctx)
 		 * first VM it changes. Its counters are per thread: a later VM's
 		 * calls are counted with the first, and that is said.
 		 */
-		if (!s->id.kvm)
+		if (!s->id.kvm) {
+			s->id.kvm_born = c->kvm_born;
 			s->id.kvm = c->kvm;
-		else if (c->kvm && s->id.kvm != c->kvm)
+		} else if (c->kvm && (s->id.kvm != c->kvm || s->id.kvm_born != c->kvm_born)) {
 			__sync_fetch_and_add(&health.vm_switches, 1);
+		}
 		if (c->cmd == KVM_GET_DIRTY_LOG) {
 			s->counters[KVMMMU_DIRTY_LOG_GETS]++;
 			s->get_ns += now - c->ts;
-			emit(KVMMMU_EV_GET_DIRTY_LOG, c, now, ctx->ret, c->kvm);
+			emit(KVMMMU_EV_GET_DIRTY_LOG, c, now, ctx->ret, c->kvm, c->kvm_born);
 		} else if (c->cmd == KVM_CLEAR_DIRTY_LOG) {
 			s->counters[KVMMMU_DIRTY_LOG_CLEARS]++;
 			s->clear_ns += now - c->ts;
-			emit(KVMMMU_EV_CLEAR_DIRTY_LOG, c, now, ctx->ret, c->kvm);
+			emit(KVMMMU_EV_CLEAR_DIRTY_LOG, c, now, ctx->ret, c->kvm, c->kvm_born);
 		} else {
 			memslot_done(s, c, now, ctx->ret);
 		}

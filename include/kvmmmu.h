@@ -152,6 +152,19 @@ struct kvmmmu_thread_id {
 	 * selftests make them in turn): a VM is a struct kvm, not a pid.
 	 */
 	__u64 kvm;
+	/*
+	 * ... and when that VM was made (bpf_ktime_get_ns() at KVM_CREATE_VM's
+	 * return; 0: before kvmmmu attached): a VM made after another was
+	 * freed may get the same address.
+	 */
+	__u64 kvm_born;
+};
+
+/* A VM's birth (the vm_births map, keyed by its struct kvm address). */
+struct kvmmmu_vm_birth {
+	__u64 born_ns; /* bpf_ktime_get_ns() at KVM_CREATE_VM's return */
+	__u32 tgid;    /* the process that made it */
+	__u32 pad;
 };
 
 /* What the thread_news ring buffer says of a traced thread. */
@@ -316,7 +329,8 @@ struct kvmmmu_event {
 	__u32 slot;
 	__s32 ret;
 	__u32 pad;
-	__u64 kvm; /* the VM the call was for (struct kvm), 0 when not known */
+	__u64 kvm;	/* the VM the call was for (struct kvm), 0 when not known */
+	__u64 kvm_born; /* ... and when it was made (struct kvmmmu_thread_id) */
 };
 
 /* Global health counters, in each BPF object's .bss; user space adds them up. */

@@ -86,16 +86,21 @@ typedef void (*collector_retire_fn)(void *ctx, const struct kvmmmu_thread_key *k
 struct faults_bpf;
 struct mmu_extras;
 
+/* A VM: its struct kvm's address, and when it was made (0: before kvmmmu attached). */
+struct vm_key {
+	__u64 kvm, born;
+};
+
 /* A thread (or, with tid 0, a process) seen in the maps, named while it lived. */
 struct thread_name {
 	int tgid, tid;
 	char comm[16];
-	bool vcpu_unknown; /* thread: BPF could not tell its vCPU */
-	bool needs_proc;   /* process: some thread's vCPU must come from /proc */
-	bool gone;	   /* process: exited (no more /proc scans) */
-	bool dying;	   /* process: a thread's exit said it was the last: confirm in /proc */
-	char *vm_name;	   /* process: the VM's name (vm_name.h), read at its first sighting */
-	__u64 *vms; /* process: its VMs' struct kvm addresses, in the order seen (index - 1) */
+	bool vcpu_unknown;  /* thread: BPF could not tell its vCPU */
+	bool needs_proc;    /* process: some thread's vCPU must come from /proc */
+	bool gone;	    /* process: exited (no more /proc scans) */
+	bool dying;	    /* process: a thread's exit said it was the last: confirm in /proc */
+	char *vm_name;	    /* process: the VM's name (vm_name.h), read at its first sighting */
+	struct vm_key *vms; /* process: its VMs, in the order seen (index - 1) */
 	size_t n_vms;
 	size_t ns_len; /* process: vm_name is "NAMESPACE/NAME" (KubeVirt), NAMESPACE this long */
 };
@@ -226,11 +231,11 @@ void collector_cap_timeline(struct collector *c, size_t *timeline_seen);
 /* Whether PID was seen and has exited since. */
 bool collector_process_gone(const struct collector *c, int pid);
 /*
- * Which of process PID's VMs the struct kvm at KVM is: 1 for the first seen,
- * 2 for the next, ... (bpf's struct kvmmmu_thread_id.kvm). KVM 0 (a thread
- * that is no vCPU and changed no VM) is the first.
+ * Which of process PID's VMs the struct kvm at KVM, made at BORN, is: 1 for
+ * the first seen, 2 for the next, ... (bpf's struct kvmmmu_thread_id). KVM 0
+ * (a thread that is no vCPU and changed no VM) is the first.
  */
-int collector_vm_index(struct collector *c, int pid, __u64 kvm);
+int collector_vm_index(struct collector *c, int pid, __u64 kvm, __u64 born);
 /* How many VMs (struct kvm) of process PID BPF has seen so far. */
 size_t collector_process_vms(const struct collector *c, int pid);
 /* PID's VM name (its -name, ...; else the process name), or NULL if PID was never seen. */

@@ -20,7 +20,7 @@ void collector_add_figures(struct collector *c, struct model *m,
 			   const struct figures *f)
 {
 	int tgid = (int)key->tgid, tid = (int)key->tid, vcpu;
-	struct vm_row *vm = model_vm(m, tgid, collector_vm_index(c, tgid, id->kvm));
+	struct vm_row *vm = model_vm(m, tgid, collector_vm_index(c, tgid, id->kvm, id->kvm_born));
 	struct vcpu_row *row;
 
 	if (!vm)

@@ -112,15 +112,19 @@ static void attach_tp(struct mmu_extras *x, struct bpf_object *obj, struct probe
 	attach_chosen(x, obj, p, progs, 2);
 }
 
-/* The collector's thread news ring, its set of seen processes and its mmu_lock table, for this
- * object too. */
+/*
+ * The collector's thread news ring, its set of seen processes, its mmu_lock
+ * table and the VMs' births, for this object too.
+ */
 static int share_maps(struct collector *c, struct bpf_map *news, struct bpf_map *seen,
-		      struct bpf_map *locks)
+		      struct bpf_map *locks, struct bpf_map *births)
 {
 	int err = bpf_map__reuse_fd(news, bpf_map__fd(c->skel->maps.thread_news));
 
 	if (!err)
 		err = bpf_map__reuse_fd(seen, bpf_map__fd(c->skel->maps.seen_procs));
+	if (!err)
+		err = bpf_map__reuse_fd(births, bpf_map__fd(c->skel->maps.vm_births));
 	return err ? err : bpf_map__reuse_fd(locks, bpf_map__fd(c->skel->maps.mmu_locks));
 }
 
@@ -260,7 +264,7 @@ again:
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
 		err = share_maps(c, x->lock->maps.thread_news, x->lock->maps.seen_procs,
-				 x->lock->maps.mmu_locks);
+				 x->lock->maps.mmu_locks, x->lock->maps.vm_births);
 	collector_size_thread_map(c, x->lock->maps.lock_stats);
 	log_libbpf_forget();
 	if (!err)
@@ -302,7 +306,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	if (!t)
 		return -ENOMEM;
 	x->timeline = t;
-	t[x->n_timeline].vm_index = collector_vm_index(x->c, (int)e->tgid, e->kvm);
+	t[x->n_timeline].vm_index = collector_vm_index(x->c, (int)e->tgid, e->kvm, e->kvm_born);
 	for (size_t i = x->n_timeline; i-- > 0;) {
 		if (t[i].ev.tgid == e->tgid && t[i].vm_index == t[x->n_timeline].vm_index) {
 			before = t[i].ev.faults;
@@ -375,7 +379,7 @@ again:
 					bpf_map__fd(c->skel->maps.thread_stats));
 	if (!err)
 		err = share_maps(c, x->events->maps.thread_news, x->events->maps.seen_procs,
-				 x->events->maps.mmu_locks);
+				 x->events->maps.mmu_locks, x->events->maps.vm_births);
 	collector_size_thread_map(c, x->events->maps.mmu_stats);
 	bpf_map__set_max_entries(x->events->maps.calls, c->max_threads);
 	log_libbpf_forget();

@@ -117,7 +117,7 @@ static void note_thread(struct collector *c, int tgid, int tid, const struct kvm
 		}
 		note_new_process(c, tgid);
 	}
-	collector_vm_index(c, tgid, id->kvm); /* VMs are numbered in the order seen */
+	collector_vm_index(c, tgid, id->kvm, id->kvm_born); /* VMs are numbered in the order seen */
 	t = remember_name(c, tgid, tid, id->comm);
 	if (!t)
 		return;
@@ -138,6 +138,23 @@ static void forget_mmu_locks(struct collector *c, __u32 tgid)
 		if (slot->lock && slot->tgid == tgid)
 			__atomic_store_n(&slot->lock, 0, __ATOMIC_RELAXED);
 	}
+}
+
+/* The process's VMs are gone: their births go too (the map is LRU, but need not be pushed). */
+static void forget_births(struct collector *c, __u32 tgid)
+{
+	int fd = bpf_map__fd(c->skel->maps.vm_births), more;
+	__u64 key, next, gone[64];
+	struct kvmmmu_vm_birth b;
+	size_t n = 0;
+
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more && n < 64; key = next) {
+		more = !bpf_map_get_next_key(fd, &key, &next);
+		if (!bpf_map_lookup_elem(fd, &key, &b) && b.tgid == tgid)
+			gone[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++) /* not while walking the keys */
+		bpf_map_delete_elem(fd, &gone[i]);
 }
 
 static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *key,
@@ -198,6 +215,7 @@ static void process_gone(struct collector *c, __u32 tgid)
 	for (size_t i = 0; i < c->n_hooks; i++)
 		c->hooks[i].fn(c->hooks[i].ctx, &gone, true);
 	forget_mmu_locks(c, tgid);
+	forget_births(c, tgid);
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
 	proc = find_name(c, (int)tgid, 0);
 	if (proc)
@@ -392,21 +410,21 @@ void collector_cap_timeline(struct collector *c, size_t *timeline_seen)
 	mmu_extras_cap(c->extras, timeline_seen);
 }
 
-int collector_vm_index(struct collector *c, int pid, __u64 kvm)
+int collector_vm_index(struct collector *c, int pid, __u64 kvm, __u64 born)
 {
 	struct thread_name *n = find_name(c, pid, 0);
-	__u64 *vms;
+	struct vm_key *vms;
 
 	if (!n || !kvm)
 		return 1;
 	for (size_t i = 0; i < n->n_vms; i++)
-		if (n->vms[i] == kvm)
+		if (n->vms[i].kvm == kvm && n->vms[i].born == born)
 			return (int)i + 1;
 	vms = realloc(n->vms, (n->n_vms + 1) * sizeof(*vms));
 	if (!vms)
 		return 1;
 	n->vms = vms;
-	n->vms[n->n_vms++] = kvm;
+	n->vms[n->n_vms++] = (struct vm_key){kvm, born};
 	return (int)n->n_vms;
 }
 

@@ -34,7 +34,7 @@ frames_show() {
 
 echo "  $(cut -d" " -f1 /proc/uptime) s: batch"
 # --- batch: since-start counts per VM and per vCPU equal KVM's pf_taken, exactly
-"$TOP" -b --since-start --per-vcpu -d 0.5 -p 'top-web|top-db' >"$TMP/b.out" 2>"$TMP/b.err" &
+"$TOP" -b --since-start --per-vcpu -d 0.5 -p 'top-web|top-db|top-two' >"$TMP/b.out" 2>"$TMP/b.err" &
 tp=$!
 frames_show "$TMP/b.out" $tp 'kvmmmu-top:'
 check top/batch-first-frame "no frame within 2 min: $(head -c 300 "$TMP/b.err")" grep -q 'kvmmmu-top:' "$TMP/b.out"
@@ -42,8 +42,10 @@ check top/batch-first-frame "no frame within 2 min: $(head -c 300 "$TMP/b.err")"
 l1=$!
 "$LOAD" --name top-db --vcpus 3 --mem 8M --csv "$TMP/db.csv" >/dev/null 2>&1
 wait $l1
+# two VMs of one process, made in turn: a row each (a VM is a struct kvm, not a pid)
+"$LOAD" --name top-two --vms 2 --vcpus 1 --mem 8M --csv "$TMP/two.csv" >/dev/null 2>&1
 # the VMs' last figures: the frames that mark them exited
-frames_show "$TMP/b.out" $tp '^top-web\*' '^top-db\*'
+frames_show "$TMP/b.out" $tp '^top-web\*' '^top-db\*' '^top-two #2\*'
 kill -INT $tp
 wait $tp
 rc=$?
@@ -63,6 +65,13 @@ for vm in web:2 db:3; do
 	check "top/batch-$name-faults" "kvmmmu-top $b, KVM pf_taken (all vCPUs) $sum" test "$b" = "$sum"
 	b=$(row "$TMP/b.out" "$name" 3)
 	check "top/batch-$name-vcpus" "VCPU column $b, want $n" test "$b" = "$n"
+done
+for i in 1 2; do
+	k=$(awk -F, -v i=$i '!/^#/ && $10 == i && $5 == "kvm_stats" && $6 == "pf_taken" && $4 == 0 { x = $8 }
+		END { print x }' "$TMP/two.csv")
+	b=$(awk -v i="#$i" '$1 == "top-two" && ($2 == i || $2 == i "*") { x = $5 } END { print x }' "$TMP/b.out")
+	check "top/batch-two-vms-vm$i-faults" "kvmmmu-top's row 'top-two #$i': $b, KVM pf_taken $k" \
+		test -n "$k" -a "$b" = "$k"
 done
 check top/batch-exited-marked "no exited VM in a frame" grep -q '^top-web\*' "$TMP/b.out"
 # each frame says which latency figure its p50/p99/max columns are of (lib.sh: LAT)
@@ -327,10 +336,12 @@ bad empty-name-in-list -p '1,'
 rc=$?
 check top/missing-pid "exit $rc: $(head -c 200 "$TMP/nopid.out")" \
 	eval 'test $rc = 1 && [ "$(wc -l <"$TMP/nopid.out")" = 1 ] && grep -q "no process with PID 999999" "$TMP/nopid.out"'
-# -p takes a comma list, as top and perf do: both VMs shown
-"$LOAD" --name list-a --vcpus 1 --mem 4M --duration 3600 >/dev/null 2>&1 &
+# -p takes a comma list, as top and perf do: both VMs shown. They fault all
+# along (dirty-log passes): under nested paging a VM that has populated its
+# memory takes no fault at all, and a TCG guest's top attaches after that.
+"$LOAD" --name list-a --vcpus 1 --mem 4M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 la=$!
-"$LOAD" --name list-b --vcpus 1 --mem 4M --duration 3600 >/dev/null 2>&1 &
+"$LOAD" --name list-b --vcpus 1 --mem 4M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 lb=$!
 wait_vm $la
 wait_vm $lb

@@ -15,9 +15,10 @@
 
 #include "render_prom.h"
 
-static void add_vm(struct snapshot *s, int pid, const char *name, __u64 fixed, __u64 fast)
+static void add_vm_of(struct snapshot *s, int pid, int index, const char *name, __u64 fixed,
+		      __u64 fast)
 {
-	struct vm_row *vm = model_vm(&s->m, pid, 1);
+	struct vm_row *vm = model_vm(&s->m, pid, index);
 
 	assert_non_null(vm);
 	snprintf(vm->comm, sizeof(vm->comm), "qemu-system-x86");
@@ -38,6 +39,11 @@ static void add_vm(struct snapshot *s, int pid, const char *name, __u64 fixed, _
 		figures_add(&row->f, &f);
 		figures_add(&vm->total, &f);
 	}
+}
+
+static void add_vm(struct snapshot *s, int pid, const char *name, __u64 fixed, __u64 fast)
+{
+	add_vm_of(s, pid, 1, name, fixed, fast);
 }
 
 static void build(struct snapshot *s)
@@ -174,6 +180,31 @@ static void unique_vm_labels(void **state)
 	snapshot_free(&s);
 }
 
+/* A process's two VMs (KVM's selftests make them in turn): two series, each VM its own. */
+static void vms_of_one_process(void **state)
+{
+	struct snapshot s;
+	struct prom_opts o;
+	char *text;
+	int err;
+
+	(void)state;
+	build(&s);
+	add_vm_of(&s, 200, 2, "db", 3, 0);
+	model_sort(&s.m);
+	prom_opts_default(&o);
+	text = render(&s, NULL, &o, &err);
+	assert_int_equal(err, 0);
+	assert_true(sample(text, "kvmmmu_vm_vcpus{vm=\"db:200/1\"}") == 2);
+	assert_true(sample(text, "kvmmmu_vm_vcpus{vm=\"db:200/2\"}") == 2);
+	assert_true(sample(text, "kvmmmu_shadow_pages_zapped_total{vm=\"db:200/2\"}") == 8);
+	assert_null(strstr(text, "vm=\"db\""));
+	assert_null(strstr(text, "vm=\"db:200\""));
+	assert_non_null(strstr(text, "vm=\"web-1\"")); /* a VMM with one VM: as before */
+	free(text);
+	snapshot_free(&s);
+}
+
 static void dirty_log_toggles(void **state)
 {
 	struct timeline_event ev[3] = {};
@@ -219,9 +250,8 @@ static void dirty_log_toggles(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(vm_families),
-		cmocka_unit_test(collectors),
-		cmocka_unit_test(unique_vm_labels),
+		cmocka_unit_test(vm_families),	     cmocka_unit_test(collectors),
+		cmocka_unit_test(unique_vm_labels),  cmocka_unit_test(vms_of_one_process),
 		cmocka_unit_test(dirty_log_toggles),
 	};
 
