@@ -85,18 +85,27 @@ static double sample(const char *text, const char *series)
 	return -1;
 }
 
-static void vm_families(void **state)
+/* S rendered with every collector on, as a scrape without parameters gets it. */
+static char *render_default(const struct snapshot *s)
 {
-	struct snapshot s;
 	struct prom_opts o;
 	char *text;
 	int err;
 
+	prom_opts_default(&o);
+	text = render(s, NULL, &o, &err);
+	assert_int_equal(err, 0);
+	return text;
+}
+
+static void vm_families(void **state)
+{
+	struct snapshot s;
+	char *text;
+
 	(void)state;
 	build(&s);
-	prom_opts_default(&o);
-	text = render(&s, NULL, &o, &err);
-	assert_int_equal(err, 0);
+	text = render_default(&s);
 	/* the table, per VM: summed over paths it is the VM's faults */
 	assert_true(sample(text, "kvmmmu_page_faults_total{vm=\"web-1\",path=\"shadow\","
 				 "result=\"fixed\"}") == 20);
@@ -161,17 +170,13 @@ static void collectors(void **state)
 static void unique_vm_labels(void **state)
 {
 	struct snapshot s;
-	struct prom_opts o;
 	char *text;
-	int err;
 
 	(void)state;
 	build(&s);
 	add_vm(&s, 300, "db", 1, 0);
 	model_sort(&s.m);
-	prom_opts_default(&o);
-	text = render(&s, NULL, &o, &err);
-	assert_int_equal(err, 0);
+	text = render_default(&s);
 	assert_non_null(strstr(text, "vm=\"db:200\""));
 	assert_non_null(strstr(text, "vm=\"db:300\""));
 	assert_null(strstr(text, "vm=\"db\""));
@@ -184,17 +189,13 @@ static void unique_vm_labels(void **state)
 static void vms_of_one_process(void **state)
 {
 	struct snapshot s;
-	struct prom_opts o;
 	char *text;
-	int err;
 
 	(void)state;
 	build(&s);
 	add_vm_of(&s, 200, 2, "db", 3, 0);
 	model_sort(&s.m);
-	prom_opts_default(&o);
-	text = render(&s, NULL, &o, &err);
-	assert_int_equal(err, 0);
+	text = render_default(&s);
 	assert_true(sample(text, "kvmmmu_vm_vcpus{vm=\"db:200/1\"}") == 2);
 	assert_true(sample(text, "kvmmmu_vm_vcpus{vm=\"db:200/2\"}") == 2);
 	assert_true(sample(text, "kvmmmu_shadow_pages_zapped_total{vm=\"db:200/2\"}") == 8);
