@@ -62,8 +62,9 @@ struct {
 
 struct slot_key {
 	__u32 tgid;
-	__u32 slot; /* address space << 16 | slot, as the ioctl has it */
-	__u64 kvm;  /* the VM's struct kvm: a process's VMs have slots of the same ids */
+	__u32 slot;	/* address space << 16 | slot, as the ioctl has it */
+	__u64 kvm;	/* the VM (struct kvm and birth): a process's VMs have slots of the */
+	__u64 kvm_born; /* same ids, and a VM may be made at a freed one's address */
 };
 
 /* The flags each memslot was last given, to tell dirty logging on from off. */
@@ -371,8 +372,10 @@ int sys_enter_ioctl(struct syscall_trace_enter *ctx)
 static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioctl_call *c,
 					 __u64 now, long ret)
 {
-	struct slot_key key = {
-		.tgid = bpf_get_current_pid_tgid() >> 32, .slot = c->slot, .kvm = c->kvm};
+	struct slot_key key = {.tgid = bpf_get_current_pid_tgid() >> 32,
+			       .slot = c->slot,
+			       .kvm = c->kvm,
+			       .kvm_born = c->kvm_born};
 	__u32 *old = bpf_map_lookup_elem(&slot_flags, &key), kind;
 	bool dirty = c->flags & KVM_MEM_LOG_DIRTY_PAGES;
 	bool was_dirty;
@@ -430,7 +433,8 @@ int sys_exit_ioctl(struct syscall_trace_exit *ctx)
 		struct kvmmmu_vm_birth b = {.born_ns = now,
 					    .tgid = bpf_get_current_pid_tgid() >> 32};
 
-		if (kvm)
+		/* a process not traced is never pruned from the map: not noted at all */
+		if (kvm && (!filter_pids || bpf_map_lookup_elem(&traced_pids, &b.tgid)))
 			bpf_map_update_elem(&vm_births, &kvm, &b, BPF_ANY);
 		bpf_map_delete_elem(&calls, &tid);
 		return 0;

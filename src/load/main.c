@@ -386,7 +386,7 @@ int main(int argc, char **argv)
 		goto out;
 	/* VMs in turn: a VM is a struct kvm, not a process (tools must tell them apart) */
 	ret = 0;
-	for (unsigned int i = 1; i <= o.vms && !ret && !stopped; i++) {
+	for (unsigned int i = 1; i <= o.vms && !ret && !stopped && !run_stop_requested(); i++) {
 		if (o.vms > 1)
 			fprintf(load_out, "%sVM %u of %u\n", i > 1 ? "\n" : "", i, o.vms);
 		report_vm(i);

@@ -56,6 +56,8 @@ int reclaim_start(struct vm *vm, unsigned int ms)
 
 	rc.vm = vm;
 	rc.ms = ms;
+	rc.calls = 0; /* each VM of --vms counts its own */
+	__atomic_store_n(&rc.stop, false, __ATOMIC_RELEASE);
 	err = pthread_create(&rc.thread, NULL, reclaim_thread, NULL);
 	if (err) {
 		elog("--reclaim: cannot start its thread: %s", strerror(err));

@@ -26,6 +26,7 @@ static struct {
 	unsigned int finished;
 	bool stop; /* read without the lock by vCPU threads, hence __atomic */
 	bool failed;
+	bool done_ready; /* done is initialised */
 } r = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.go = PTHREAD_COND_INITIALIZER,
@@ -238,9 +239,12 @@ int run_start(struct vm *vm, enum thread_names names)
 	r.failed = false;
 	__atomic_store_n(&r.stop, false, __ATOMIC_RELEASE);
 	/* The main thread waits with a timeout, on CLOCK_MONOTONIC. */
+	if (r.done_ready) /* the previous VM's, for --vms */
+		pthread_cond_destroy(&r.done);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r.done, &ca);
+	r.done_ready = true;
 	pthread_condattr_destroy(&ca);
 
 	/* vCPU threads inherit a mask that leaves SIGINT and SIGTERM to the main thread. */

@@ -205,6 +205,12 @@ void collector_close(struct collector *c);
 void collector_add_figures(struct collector *c, struct model *m,
 			   const struct kvmmmu_thread_key *key, const struct kvmmmu_thread_id *id,
 			   const struct figures *f);
+/*
+ * The row of VM INDEX of process TGID in M, named (PROCESS: its process
+ * name as BPF saw it, if known) and marked gone as the collector knows it.
+ */
+struct vm_row *collector_model_vm(struct collector *c, struct model *m, int tgid, int index,
+				  const char *process);
 
 /*
  * fentry, kprobe or nothing for FUNC in this kernel and probe mode: BTF,

@@ -15,23 +15,34 @@
 #include "settle.h"
 #include "faults.skel.h"
 
-void collector_add_figures(struct collector *c, struct model *m,
-			   const struct kvmmmu_thread_key *key, const struct kvmmmu_thread_id *id,
-			   const struct figures *f)
+struct vm_row *collector_model_vm(struct collector *c, struct model *m, int tgid, int index,
+				  const char *process)
 {
-	int tgid = (int)key->tgid, tid = (int)key->tid, vcpu;
-	struct vm_row *vm = model_vm(m, tgid, collector_vm_index(c, tgid, id->kvm, id->kvm_born));
-	struct vcpu_row *row;
+	struct vm_row *vm = model_vm(m, tgid, index);
 
 	if (!vm)
-		return;
+		return NULL;
 	if (!vm->comm[0])
-		snprintf(vm->comm, sizeof(vm->comm), "%.15s", id->process);
+		snprintf(vm->comm, sizeof(vm->comm), "%.15s", process ? process : "");
 	if (!vm->name) {
 		vm->name = collector_vm_name(c, tgid);
 		collector_vm_namespace(c, tgid, vm->namespace, sizeof(vm->namespace));
 	}
 	vm->gone = collector_process_gone(c, tgid);
+	return vm;
+}
+
+void collector_add_figures(struct collector *c, struct model *m,
+			   const struct kvmmmu_thread_key *key, const struct kvmmmu_thread_id *id,
+			   const struct figures *f)
+{
+	int tgid = (int)key->tgid, tid = (int)key->tid, vcpu;
+	struct vm_row *vm = collector_model_vm(
+		c, m, tgid, collector_vm_index(c, tgid, id->kvm, id->kvm_born), id->process);
+	struct vcpu_row *row;
+
+	if (!vm)
+		return;
 	if (c->opts.attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
 		vcpu = id->vcpu_id;
 	else

@@ -170,7 +170,7 @@ static void retire(void *ctx, const struct kvmmmu_thread_key *key, bool gone)
 	struct mmu_extras *x = ctx;
 	struct { /* bpf/mmu_events.bpf.c's slot_key */
 		__u32 tgid, slot;
-		__u64 kvm;
+		__u64 kvm, kvm_born;
 	} k, next;
 	int more;
 
@@ -514,6 +514,17 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
 		err = read_lock(x, c, m);
 	if (!err && x->events_ok)
 		err = read_events(x, c, m);
+	/*
+	 * A VM whose only events are its timeline's (memslots set up before
+	 * its vCPUs run, or by a thread counted with another VM) has a row too.
+	 */
+	for (size_t i = 0; !err && i < x->n_timeline; i++) {
+		int tgid = (int)x->timeline[i].ev.tgid;
+
+		if (!collector_model_vm(c, m, tgid, x->timeline[i].vm_index,
+					collector_process_name(c, tgid)))
+			err = -ENOMEM;
+	}
 	model_sort(m); /* the faults object's rows and ours */
 	return err;
 }
