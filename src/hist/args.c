@@ -56,7 +56,7 @@ static const struct argp_option options[] = {
 	{"timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0},
 	{"metric", OPT_METRIC, "LIST", 0, "Sections to show (see METRICS)", 0},
 	{"csv", OPT_CSV, "FILE", 0,
-	 "Also write kvmmmu CSV (v2, docs/csv.md) to FILE ('-' for stdout)", 0},
+	 "Also write kvmmmu CSV (v3, docs/csv.md) to FILE ('-' for stdout)", 0},
 	{"label", OPT_LABEL, "TEXT", 0, "Label recorded in the CSV metadata", 0},
 	{"duration", 'd', "SECS", 0, "Trace for SECS seconds", 0},
 	{"attribution", OPT_ATTRIBUTION, "HOW", 0,
