@@ -171,4 +171,29 @@ check diff-sides/fail-on-matches-nothing-says-so "$(cat "$TMP/bad.err")" \
 bad fail-on-bad-threshold 2 --fail-on 'faults:+10' "$N" "$Y"
 bad fail-on-bad-regex 2 --fail-on '(faults' "$N" "$Y"
 bad fail-on-no-metric 2 --fail-on ':+10%' "$N" "$Y"
+
+# CSV v3: a process's two VMs (vm_index 1 and 2, as KVM's selftests make
+# them) are compared each with its own: VM 2 moved, VM 1 did not
+synth3() {
+	{
+		printf '# kvmmmu-csv 3\n# tool=kvmmmu-hist\n# version=0.1.0\n'
+		printf 'ts,pid,comm,vcpu,source,metric,le,value,vm,vm_index\n'
+		printf '1.0,%s,dirty_log_page_,,bpf,faults,,%s,dirty_log_page_,1\n' "$2" "$3"
+		printf '1.0,%s,dirty_log_page_,,bpf,faults,,%s,dirty_log_page_,2\n' "$2" "$4"
+		printf '1.0,0,kvmmmu,,bpf,drops,,0,,\n'
+	} >"$1"
+}
+for i in 1 2 3 4; do
+	synth3 "$TMP/p$i.csv" $((200 + i)) $((1000 + i)) $((2000 + i))
+	synth3 "$TMP/q$i.csv" $((300 + i)) $((1000 + i)) $((3000 + i))
+done
+"$DIFF" "P=$TMP/p1.csv,$TMP/p2.csv,$TMP/p3.csv,$TMP/p4.csv" \
+	"Q=$TMP/q1.csv,$TMP/q2.csv,$TMP/q3.csv,$TMP/q4.csv" >"$TMP/v3.out" 2>"$TMP/v3.err"
+rc=$?
+check diff-sides/v3-two-vms-exit-0 "exit $rc: $(head -c 200 "$TMP/v3.err")" test $rc = 0
+vmfaults() { awk -v vm="VM $2" '$0 == vm { v = 1; next } /^VM / { v = 0 } v && $1 == "faults" { print; exit }' "$1"; }
+check diff-sides/v3-first-vm-unchanged "$(vmfaults "$TMP/v3.out" dirty_log_page_)" \
+	eval 'vmfaults "$TMP/v3.out" dirty_log_page_ | grep -q "~"'
+check diff-sides/v3-second-vm-its-own "$(vmfaults "$TMP/v3.out" 'dirty_log_page_ #2')" \
+	eval 'vmfaults "$TMP/v3.out" "dirty_log_page_ #2" | grep -q "+49\.9"'
 exit 0
