@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Renderers: the text report (tables, log2 histograms, percentiles) and CSV
- * rows. They take snapshots (snapshot.h) and options, and nothing live.
+ * rows; the Prometheus exposition is render_prom.h's. They take snapshots
+ * (snapshot.h) and options, and nothing live.
  */
 #ifndef KVMMMU_RENDER_H
 #define KVMMMU_RENDER_H

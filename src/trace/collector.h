@@ -35,7 +35,7 @@ enum attach_kind {
 
 /* How threads are tied to vCPUs. */
 enum attribution {
-	ATTRIBUTE_AUTO, /* kvm_running_vcpu from BPF, else /proc */
+	ATTRIBUTE_AUTO, /* the vCPU the thread has loaded, from BPF (kvmmmu.bpf.h), else /proc */
 	ATTRIBUTE_PROC, /* /proc only (KVM_RUN sightings, then "CPU N/KVM" names) */
 };
 
