@@ -78,12 +78,16 @@ static __always_inline void kvmmmu_hist_add(struct kvmmmu_hist *h, __u64 ns)
 		h->max_ns = ns;
 }
 
-/* When VM KVM was made (vm_births), 0 when not known. */
+/*
+ * When VM KVM of the calling process was made (vm_births), 0 when not known.
+ * Another process's birth at that address is a VM freed since, whose entry
+ * user space has not pruned yet: not this one's.
+ */
 static __always_inline __u64 vm_born(__u64 kvm)
 {
 	struct kvmmmu_vm_birth *b = kvm ? bpf_map_lookup_elem(&vm_births, &kvm) : NULL;
 
-	return b ? b->born_ns : 0;
+	return b && b->tgid == bpf_get_current_pid_tgid() >> 32 ? b->born_ns : 0;
 }
 
 /* Fills ID for the current thread. */

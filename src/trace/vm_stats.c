@@ -12,6 +12,7 @@
 
 #include <linux/kvm.h>
 
+#include "sysinfo.h"
 #include "vm_stats.h"
 
 static int dup_fd(int pidfd, int fd)
@@ -153,8 +154,18 @@ int vm_stats_update(struct vm_stats *v, int pid, bool from_zero)
 	closedir(d);
 	if (!v->have_vm && !v->n_vcpus && err == -EXDEV && vm_fd >= 0)
 		err = add_debugfs(v, vm_fd);
-	if (!v->vmm_refs && !v->vcpu_sums && (v->have_vm || v->n_vcpus))
-		vm_stats_freeze(v); /* its VM is gone: our fds alone would keep it */
+	/*
+	 * Its VM is gone, and our fds alone keep it: let it go once that has
+	 * lasted, not at once. A VMM that is exiting is gone within
+	 * milliseconds and frozen then; closing our fds now would run KVM's
+	 * teardown of the VM in this thread, while other short VMs start.
+	 */
+	if (v->vmm_refs || v->vcpu_sums || !(v->have_vm || v->n_vcpus))
+		v->refs_gone_at = 0;
+	else if (!v->refs_gone_at)
+		v->refs_gone_at = sysinfo_monotonic();
+	else if (sysinfo_monotonic() - v->refs_gone_at >= VM_STATS_RELEASE_S)
+		vm_stats_freeze(v);
 	return v->have_vm || v->n_vcpus ? 0 : err;
 }
 

@@ -58,16 +58,20 @@ struct vm_stats {
 	 * stats fds would keep it alive (vm_stats_update() lets them go).
 	 */
 	size_t vmm_refs;
+	double refs_gone_at; /* monotonic seconds: since when it has held none (0: it holds some) */
 };
+
+/* How long a live VMM holds none of its VM's fds before ours go too (seconds). */
+#define VM_STATS_RELEASE_S 1.0
 
 /*
  * Opens (or, called again, extends with new vCPUs) the stats of PID's VM.
  * FROM_ZERO: count from zero rather than from the values now. Once the VMM
- * holds none of its VM's fds (it let the VM go and lives on), the final
- * values are read and our fds closed (vm_stats_freeze()): a duplicated
- * stats fd holds the whole VM. Returns -errno: -ENOENT no VM fds, -EXDEV a
- * VM without stats fds nor a readable debugfs directory, -EPERM not allowed
- * to take its fds.
+ * has held none of its VM's fds for VM_STATS_RELEASE_S (it let the VM go
+ * and lives on), the final values are read and our fds closed
+ * (vm_stats_freeze()): a duplicated stats fd holds the whole VM. Returns -errno: -ENOENT no VM fds,
+ * -EXDEV a VM without stats fds nor a readable debugfs directory, -EPERM not allowed to take its
+ * fds.
  */
 int vm_stats_update(struct vm_stats *v, int pid, bool from_zero);
 int vm_stats_refresh(struct vm_stats *v);
