@@ -40,7 +40,7 @@ static void counts_parameters(void **state)
 	assert_int_equal(kernel_btf_func_params(&kb, "paging64_page_fault"), 4);
 	assert_int_equal(kernel_btf_func_params(&kb, "kvm_mmu_unload"), 1);
 	assert_int_equal(kernel_btf_func_params(&kb, "no_such_function"), -ENOENT);
-	btf__free(kb.vmlinux);
+	kernel_btf_free(&kb); /* its name index too */
 }
 
 int main(void)
