@@ -171,6 +171,12 @@ bad size-garbage 2 --mem 12Q
 bad size-zero 2 --mem 0
 bad size-unaligned 2 --mem 1000
 bad vcpus-zero 2 --vcpus 0
+bad vms-zero 2 --vms 0
+bad vms-text 2 --vms x
+bad vms-too-many 2 --vms 65
+bad linger-negative 2 --linger -1
+bad linger-missing 2 --linger
+bad vms-with-signal 2 --vms 2 --dirty-log 1 --dirty-log-on-signal
 bad vcpus-absurd 2 --vcpus 100000
 bad vcpus-text 2 --vcpus two
 bad memory-too-large 2 --mem 64T
