@@ -24,8 +24,10 @@ CFLAGS ?= -O2 -g
 # EXTRA_CFLAGS/EXTRA_LDFLAGS add to the build without replacing its flags.
 CFLAGS += -Wall -Wextra -Werror -std=gnu11 -D_GNU_SOURCE -pthread $(EXTRA_CFLAGS)
 LDFLAGS += $(EXTRA_LDFLAGS)
-CPPFLAGS += -Isrc/lib -Isrc/trace -Isrc/core -Isrc/render -Isrc/diff -Iinclude -I$(OUTPUT)/skel
-LDLIBS += -lbpf -lelf -lz -lm -pthread
+CPPFLAGS += -Isrc/lib -Isrc/core -Isrc/trace -Isrc/session -Isrc/render -Isrc/diff -Iinclude -I$(OUTPUT)/skel
+# what the tracing commands link; kvmmmu-diff and the unit tests of pure logic need no libbpf
+BASE_LIBS := -lm -pthread
+LDLIBS += -lbpf -lelf -lz $(BASE_LIBS)
 BPFCFLAGS := -g -O2 -Wall -Werror -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -Ibpf
 # System include dirs after ours, as libbpf-bootstrap does, so <bpf/...> resolves.
 CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 \
@@ -43,10 +45,15 @@ APPS := kvmmmu-load kvmmmu-hist kvmmmu-check kvmmmu-top kvmmmu-diff kvmmmu-expor
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/skel/%.skel.h,$(BPF_SRCS))
-LIB_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/lib/*.c))
-TRACE_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/trace/*.c))
-CORE_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/core/*.c))
-RENDER_OBJS := $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/render/*.c))
+# The layers, lowest first (docs/architecture.md): each links only what is below it.
+layer_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c))
+LIB_OBJS := $(call layer_objs,lib)
+CORE_OBJS := $(call layer_objs,core)
+TRACE_OBJS := $(call layer_objs,trace)
+SESSION_OBJS := $(call layer_objs,session)
+RENDER_OBJS := $(call layer_objs,render)
+# a command that traces: its own objects over every layer
+TRACING_OBJS := $(RENDER_OBJS) $(SESSION_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(LIB_OBJS)
 app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 	   $(patsubst src/%.S,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.S))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -63,26 +70,27 @@ $(OUTPUT)/kvmmmu-load: $(call app_objs,load) $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/kvmmmu-hist: $(call app_objs,hist) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+$(OUTPUT)/kvmmmu-hist: $(call app_objs,hist) $(TRACING_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/kvmmmu-top: $(call app_objs,top) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+$(OUTPUT)/kvmmmu-top: $(call app_objs,top) $(TRACING_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -lncursesw -ltinfo -o $@
 
-$(OUTPUT)/kvmmmu-diff: $(call app_objs,diff) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+# offline: CSV in, reports out; no BPF, no libbpf
+$(OUTPUT)/kvmmmu-diff: $(call app_objs,diff) $(RENDER_OBJS) $(CORE_OBJS) $(LIB_OBJS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(BASE_LIBS) -o $@
 
 # HTTP (libmicrohttpd, with GnuTLS), the web config (libyaml), bcrypt (libcrypt), the
 # basic-auth cache's SHA-256 (nettle), capabilities
 EXPORTER_LIBS := -lmicrohttpd -lyaml -lcrypt -lcap -lnettle
-$(OUTPUT)/kvmmmu-exporter: $(call app_objs,exporter) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+$(OUTPUT)/kvmmmu-exporter: $(call app_objs,exporter) $(TRACING_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) $(EXPORTER_LIBS) -o $@
 
-$(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(RENDER_OBJS) $(CORE_OBJS) $(TRACE_OBJS) $(LIB_OBJS)
+$(OUTPUT)/kvmmmu-check: $(call app_objs,check) $(TRACING_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -115,11 +123,22 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(RENDER_OBJS) $(OUTPUT)/obj/diff/stats.o \
-		$(OUTPUT)/obj/diff/gate.o $(OUTPUT)/obj/diff/derive.o
+# Each layer an archive, so that a unit test links what it uses and no more:
+# libbpf only where it tests BTF parsing (tests/unit/test_layers.sh checks).
+$(OUTPUT)/lib%.a:
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(OUTPUT)/libkvmmmu-lib.a: $(LIB_OBJS)
+$(OUTPUT)/libkvmmmu-core.a: $(CORE_OBJS)
+$(OUTPUT)/libkvmmmu-trace.a: $(TRACE_OBJS)
+$(OUTPUT)/libkvmmmu-render.a: $(RENDER_OBJS)
+$(OUTPUT)/libkvmmmu-diff.a: $(filter-out $(OUTPUT)/obj/diff/main.o,$(call app_objs,diff))
+UNIT_ARCHIVES := $(addprefix $(OUTPUT)/libkvmmmu-,diff.a render.a trace.a core.a lib.a)
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(UNIT_ARCHIVES)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -lcmocka $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $^ -Wl,--as-needed -lcmocka $(LDLIBS) -o $@
 
 # The exporter's web config, unit-tested on its own
 $(OUTPUT)/tests/test_web_config: tests/unit/test_web_config.c $(OUTPUT)/obj/exporter/web_config.o
@@ -182,21 +201,20 @@ sanitize:
 #   $(OUTPUT)/fuzz/fuzz_csv -merge=1 tests/fuzz/csv $(OUTPUT)/fuzz/corpus
 FUZZ_SECS ?= 600
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
-FUZZ_CPPFLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc/lib -Isrc/trace -Isrc/core -Isrc/diff \
-	-I$(OUTPUT)/skel
+FUZZ_CPPFLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc/lib -Isrc/core -Isrc/diff
 # what kvmmmu-diff's run_load() reaches, built with the fuzzer's instrumentation
 FUZZ_DIFF_SRCS := src/diff/derive.c src/diff/stats.c src/core/snapshot_csv.c src/core/snapshot.c \
-	src/lib/csv_reader.c src/lib/array.c src/lib/kvm_stats.c src/trace/model.c src/trace/ret_pf.c \
-	src/trace/vm_stats.c
+	src/lib/csv_reader.c src/lib/array.c src/lib/kvm_stats.c src/core/model.c src/core/ret_pf_table.c \
+	src/core/vm_stats.c src/core/timeline.c src/core/probe_status.c
 $(OUTPUT)/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c tests/fuzz/csv_target.c src/lib/csv_reader.c src/lib/csv.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)clang $(FUZZ_FLAGS) $(FUZZ_CPPFLAGS) tests/fuzz/fuzz_csv.c src/lib/csv_reader.c -lm -o $@
 
-$(OUTPUT)/fuzz/fuzz_diff: tests/fuzz/fuzz_diff.c tests/fuzz/diff_target.c $(FUZZ_DIFF_SRCS) $(SKELS)
+$(OUTPUT)/fuzz/fuzz_diff: tests/fuzz/fuzz_diff.c tests/fuzz/diff_target.c $(FUZZ_DIFF_SRCS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)clang $(FUZZ_FLAGS) $(FUZZ_CPPFLAGS) tests/fuzz/fuzz_diff.c $(FUZZ_DIFF_SRCS) -lbpf -lm -o $@
+	$(Q)clang $(FUZZ_FLAGS) $(FUZZ_CPPFLAGS) tests/fuzz/fuzz_diff.c $(FUZZ_DIFF_SRCS) -lm -o $@
 
 fuzz: $(OUTPUT)/fuzz/fuzz_csv $(OUTPUT)/fuzz/fuzz_diff
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus

@@ -20,7 +20,7 @@
  */
 #define KVMMMU_PFERR_RSVD_MASK (1ULL << 3)
 
-/* Per-thread event counters. Keep kvmmmu_counter_names[] (src/trace/model.c) in sync. */
+/* Per-thread event counters. Keep kvmmmu_counter_names[] (src/core/model.c) in sync. */
 enum kvmmmu_counter {
 	KVMMMU_FAULTS,		   /* faults handled: what KVM counts as pf_taken */
 	KVMMMU_PATH_FAST,	   /* resolved by fast_page_fault, without mmu_lock */
@@ -60,7 +60,7 @@ enum kvmmmu_fault_path {
 _Static_assert(KVMMMU_POWER_OF_TWO(KVMMMU_RET_PF_SLOTS), "ret_pf[] is indexed & (N - 1)");
 _Static_assert(KVMMMU_POWER_OF_TWO(KVMMMU_N_FAULT_PATHS), "outcomes[] is indexed & (N - 1)");
 
-/* Latency histograms. Keep kvmmmu_hist_names[] (src/trace/model.c) in sync. */
+/* Latency histograms. Keep kvmmmu_hist_names[] (src/core/model.c) in sync. */
 enum kvmmmu_hist_id {
 	KVMMMU_HIST_FAULT,	  /* kvm_mmu_page_fault entry to exit */
 	KVMMMU_HIST_FAST,	  /* handler entry to the fast_page_fault tracepoint */
@@ -277,7 +277,7 @@ struct kvmmmu_lock_stats {
 
 /* ---- MMU lifecycle and dirty logging (bpf/mmu_events.bpf.c) ---- */
 
-/* Keep kvmmmu_mmu_counter_names[] (src/trace/model.c) in sync. */
+/* Keep kvmmmu_mmu_counter_names[] (src/core/model.c) in sync. */
 enum kvmmmu_mmu_counter {
 	KVMMMU_SHADOW_PAGES_CREATED,  /* kvm_mmu_get_page, created */
 	KVMMMU_SHADOW_PAGES_REUSED,   /* kvm_mmu_get_page, found in the hash */

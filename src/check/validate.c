@@ -26,7 +26,7 @@
 #include "model.h"
 #include "procs.h"
 #include "session.h"
-#include "vm_stats.h"
+#include "vm_stats_fds.h"
 
 static volatile sig_atomic_t interrupted;
 static int stopped_pid;		   /* to resume on any way out */

@@ -11,10 +11,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "collector.h"
 #include "csv.h"
-#include "mmu_extras.h"
 #include "model.h"
+#include "probe_status.h"
+#include "ret_pf_table.h"
+#include "timeline.h"
 #include "vm_stats.h"
 
 struct snapshot {
@@ -39,7 +40,7 @@ struct snapshot {
 	 * snapshot */
 	struct timeline_event *timeline;
 	size_t n_timeline, timeline_new;
-	__u64 timeline_capped; /* the oldest events that were not kept (EXTRAS_MAX_TIMELINE) */
+	__u64 timeline_capped; /* the oldest events that were not kept (TIMELINE_MAX_EVENTS) */
 	/* a snapshot read from CSV: the VM names its rows point at */
 	char **names;
 	size_t n_names;

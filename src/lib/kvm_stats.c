@@ -347,3 +347,12 @@ void kvm_stats_close(struct kvm_stats *s)
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
 }
+
+uint64_t *kvm_stats_values_dup(const struct kvm_stats *s)
+{
+	uint64_t *copy = malloc((s->n_values ? s->n_values : 1) * sizeof(*copy));
+
+	if (copy)
+		memcpy(copy, s->values, s->n_values * sizeof(*copy));
+	return copy;
+}

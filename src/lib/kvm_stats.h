@@ -58,6 +58,8 @@ int kvm_stats_get(const struct kvm_stats *s, const char *name, uint64_t *value);
 const char *kvm_stats_type_name(uint32_t flags);
 /* A copy of SRC's descriptors and values, without its fd (for snapshots); 0 or -ENOMEM. */
 int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src);
+/* A malloc()ed copy of S's values as last read (a baseline or a mark), or NULL. */
+uint64_t *kvm_stats_values_dup(const struct kvm_stats *s);
 void kvm_stats_close(struct kvm_stats *s);
 
 #endif

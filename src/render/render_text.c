@@ -131,11 +131,13 @@ static void print_unavailable(FILE *f, const struct probe_status *const *p, size
 
 void render_unavailable(FILE *f, const struct snapshot *snap, const struct render_opts *o)
 {
-	const struct probe_status *missing[COLLECTOR_MAX_PROBES + EXTRAS_MAX_PROBES];
+	const struct probe_status **missing = calloc(snap->n_probes + 1, sizeof(*missing));
 	size_t n = 0;
 	const char *sep = "";
 
-	for (size_t i = 0; i < snap->n_probes && n < sizeof(missing) / sizeof(missing[0]); i++) {
+	if (!missing)
+		return;
+	for (size_t i = 0; i < snap->n_probes; i++) {
 		const struct probe_status *p = &snap->probes[i];
 
 		/* the collector's tracepoints are all there or it failed; functions may not be */
@@ -144,6 +146,7 @@ void render_unavailable(FILE *f, const struct snapshot *snap, const struct rende
 			missing[n++] = p;
 	}
 	print_unavailable(f, missing, n);
+	free(missing);
 	for (int h = 0; h < KVMMMU_N_HISTS; h++) {
 		if (!o->show[SECTION_HIST0 + h] || snap->hist_available[h])
 			continue;
@@ -371,7 +374,7 @@ static void render_timeline(FILE *f, const struct snapshot *snap, const struct v
 					"most "
 					"%d are)\n",
 					(unsigned long long)snap->timeline_capped,
-					EXTRAS_MAX_TIMELINE);
+					TIMELINE_MAX_EVENTS);
 			header = true;
 		}
 		fprintf(f, "    %+10.6fs  %-16s", t->wall - first, timeline_kind_str(e->kind));

@@ -74,12 +74,6 @@ static const struct {
 #define N_TP (sizeof(tracepoints) / sizeof(tracepoints[0]))
 #define N_FUNC (sizeof(functions) / sizeof(functions[0]))
 
-const char *attach_kind_str(enum attach_kind k)
-{
-	static const char *const names[] = {"unavailable", "fentry", "kprobe", "tp_btf", "raw_tp"};
-	return names[k];
-}
-
 int probe_mode_parse(const char *s, enum probe_mode *mode)
 {
 	static const char *const names[] = {"auto", "fentry", "kprobe", "tracepoint"};

@@ -13,6 +13,7 @@
 #include "kernel_btf.h"
 #include "kprobes.h"
 #include "model.h"
+#include "probe_status.h"
 #include "ret_pf.h"
 #include "vcpu_map.h"
 
@@ -25,27 +26,10 @@ enum probe_mode {
 	PROBE_MODE_TRACEPOINT,
 };
 
-enum attach_kind {
-	ATTACH_NONE,
-	ATTACH_FENTRY,
-	ATTACH_KPROBE,
-	ATTACH_TP_BTF,
-	ATTACH_RAW_TP,
-};
-
 /* How threads are tied to vCPUs. */
 enum attribution {
 	ATTRIBUTE_AUTO, /* the vCPU the thread has loaded, from BPF (kvmmmu.bpf.h), else /proc */
 	ATTRIBUTE_PROC, /* /proc only (KVM_RUN sightings, then "CPU N/KVM" names) */
-};
-
-struct probe_status {
-	const char *name;  /* function, or tracepoint event name */
-	const char *group; /* "kvmmmu", "kvm", or NULL for functions */
-	bool optional;	   /* off unless asked for (costs events on every fault) */
-	bool wanted;
-	enum attach_kind kind;
-	char why[192]; /* why it is not attached */
 };
 
 #define COLLECTOR_MAX_PROBES 24
@@ -218,7 +202,6 @@ struct vm_row *collector_model_vm(struct collector *c, struct model *m, int tgid
  */
 enum attach_kind collector_choose_function(struct collector *c, const char *func, char *why,
 					   size_t len);
-const char *attach_kind_str(enum attach_kind k);
 int probe_mode_parse(const char *s, enum probe_mode *mode);
 /* Whether a histogram can be filled with what is attached. */
 bool collector_hist_available(const struct collector *c, int hist, const char **why);
@@ -230,9 +213,9 @@ struct bpf_link *collector_attach_program(struct collector *c, struct bpf_progra
  * index of events already shown, moves back by the shown ones that went.
  */
 void collector_forget_process(struct collector *c, int pid, size_t *timeline_seen);
-/* The timeline events already shown go, but each VM's latest (mmu_extras_trim). */
+/* The timeline events already shown go, but each VM's latest (timeline_trim). */
 void collector_trim_timeline(struct collector *c, size_t *timeline_seen);
-/* The timeline stays under EXTRAS_MAX_TIMELINE events (mmu_extras_cap). */
+/* The timeline stays under TIMELINE_MAX_EVENTS events (timeline_cap). */
 void collector_cap_timeline(struct collector *c, size_t *timeline_seen);
 /* Whether PID was seen and has exited since. */
 bool collector_process_gone(const struct collector *c, int pid);

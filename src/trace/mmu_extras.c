@@ -27,22 +27,6 @@ static const struct {
 	{"kvmmmu", "kvm_mmu_split_huge_page"}, {"kvmmmu", "kvm_mmu_zap_all_fast"},
 };
 
-const char *timeline_kind_str(__u32 kind)
-{
-	static const char *const names[] = {
-		[KVMMMU_EV_MEMSLOT_CREATE] = "memslot_create",
-		[KVMMMU_EV_MEMSLOT_DELETE] = "memslot_delete",
-		[KVMMMU_EV_MEMSLOT_UPDATE] = "memslot_update",
-		[KVMMMU_EV_DIRTY_LOG_ON] = "dirty_log_on",
-		[KVMMMU_EV_DIRTY_LOG_OFF] = "dirty_log_off",
-		[KVMMMU_EV_GET_DIRTY_LOG] = "get_dirty_log",
-		[KVMMMU_EV_CLEAR_DIRTY_LOG] = "clear_dirty_log",
-		[KVMMMU_EV_ZAP_ALL_FAST] = "zap_all_fast",
-	};
-
-	return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "unknown";
-}
-
 static struct probe_status *new_probe(struct mmu_extras *x, const char *group, const char *name)
 {
 	struct probe_status *p = &x->probes[x->n_probes++];
@@ -288,36 +272,16 @@ again:
 	return p->kind == ATTACH_NONE ? -ENOENT : 0;
 }
 
-static bool same_vm(const struct timeline_event *a, const struct timeline_event *b)
-{
-	return a->ev.tgid == b->ev.tgid && a->vm_index == b->vm_index;
-}
-
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct mmu_extras *x = ctx;
 	const struct kvmmmu_event *e = data;
-	struct timeline_event *t;
-	__u64 before = 0;
 
 	if (len < sizeof(*e))
 		return 0;
-	t = array_grow(x->timeline, x->n_timeline + 1, &x->cap_timeline, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	x->timeline = t;
-	t[x->n_timeline].vm_index = collector_vm_index(x->c, (int)e->tgid, e->kvm, e->kvm_born);
-	for (size_t i = x->n_timeline; i-- > 0;) {
-		if (t[i].ev.tgid == e->tgid && t[i].vm_index == t[x->n_timeline].vm_index) {
-			before = t[i].ev.faults;
-			break;
-		}
-	}
-	t[x->n_timeline].ev = *e;
-	t[x->n_timeline].wall = (double)e->ts_ns / 1e9 + x->mono_to_wall;
-	t[x->n_timeline].faults_between = e->faults >= before ? e->faults - before : 0;
-	x->n_timeline++;
-	return 0;
+	return timeline_append(&x->timeline, e,
+			       collector_vm_index(x->c, (int)e->tgid, e->kvm, e->kvm_born),
+			       (double)e->ts_ns / 1e9 + x->mono_to_wall);
 }
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -518,10 +482,10 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
 	 * A VM whose only events are its timeline's (memslots set up before
 	 * its vCPUs run, or by a thread counted with another VM) has a row too.
 	 */
-	for (size_t i = 0; !err && i < x->n_timeline; i++) {
-		int tgid = (int)x->timeline[i].ev.tgid;
+	for (size_t i = 0; !err && i < x->timeline.n; i++) {
+		int tgid = (int)x->timeline.events[i].ev.tgid;
 
-		if (!collector_model_vm(c, m, tgid, x->timeline[i].vm_index,
+		if (!collector_model_vm(c, m, tgid, x->timeline.events[i].vm_index,
 					collector_process_name(c, tgid)))
 			err = -ENOMEM;
 	}
@@ -531,7 +495,7 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m)
 
 size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before)
 {
-	size_t kept = 0, gone_before = 0;
+	size_t kept = 0;
 
 	for (size_t i = 0; i < x->n_retired_lock; i++)
 		if ((int)x->retired_lock[i].key.tgid != pid)
@@ -542,80 +506,7 @@ size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before)
 		if ((int)x->retired_mmu[i].key.tgid != pid)
 			x->retired_mmu[kept++] = x->retired_mmu[i];
 	x->n_retired_mmu = kept;
-	kept = 0;
-	for (size_t i = 0; i < x->n_timeline; i++) {
-		if ((int)x->timeline[i].ev.tgid == pid) {
-			gone_before += i < before;
-			continue;
-		}
-		x->timeline[kept++] = x->timeline[i];
-	}
-	x->n_timeline = kept;
-	return gone_before;
-}
-
-size_t mmu_extras_trim(struct mmu_extras *x, size_t before)
-{
-	size_t n = x->n_timeline, kept = n, went = 0;
-
-	/* from the end: an old event stays when no later one is of its VM */
-	for (size_t i = n; i-- > 0;) {
-		bool keep = true;
-
-		for (size_t j = kept; i < before && keep && j < n; j++)
-			keep = !same_vm(&x->timeline[j], &x->timeline[i]);
-		if (keep)
-			x->timeline[--kept] = x->timeline[i];
-		else
-			went++;
-	}
-	if (kept)
-		memmove(x->timeline, x->timeline + kept, (n - kept) * sizeof(*x->timeline));
-	x->n_timeline = n - kept;
-	return went;
-}
-
-size_t mmu_extras_cap(struct mmu_extras *x, size_t *seen)
-{
-	size_t n = x->n_timeline, need, kept = 0, went = 0, went_seen = 0, n_vms = 0;
-	bool *latest;
-	size_t *vms; /* each VM's latest event */
-
-	if (n <= EXTRAS_MAX_TIMELINE)
-		return 0;
-	need = n - EXTRAS_MAX_TIMELINE / 4 * 3;
-	latest = calloc(n, sizeof(*latest));
-	vms = calloc(n, sizeof(*vms));
-	if (!latest || !vms) {
-		free(latest);
-		free(vms);
-		return 0; /* kept whole: the next event tries again */
-	}
-	/* from the end: each VM's first event met is its latest (VMs are few) */
-	for (size_t i = n; i-- > 0;) {
-		size_t v = 0;
-
-		while (v < n_vms && !same_vm(&x->timeline[vms[v]], &x->timeline[i]))
-			v++;
-		if (v == n_vms) {
-			vms[n_vms++] = i;
-			latest[i] = true;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		if (went < need && !latest[i]) {
-			went++;
-			went_seen += i < *seen;
-			continue;
-		}
-		x->timeline[kept++] = x->timeline[i];
-	}
-	free(latest);
-	free(vms);
-	x->n_timeline = kept;
-	x->timeline_capped += went;
-	*seen -= went_seen;
-	return went;
+	return timeline_forget(&x->timeline, pid, before);
 }
 
 void mmu_extras_close(struct mmu_extras *x)
@@ -626,6 +517,6 @@ void mmu_extras_close(struct mmu_extras *x)
 	free(x->retired_mmu);
 	mmu_lock_bpf__destroy(x->lock);
 	mmu_events_bpf__destroy(x->events);
-	free(x->timeline);
+	timeline_free(&x->timeline);
 	memset(x, 0, sizeof(*x));
 }

@@ -15,6 +15,7 @@
 #include "collector.h"
 #include "kvmmmu.h"
 #include "model.h"
+#include "timeline.h"
 
 struct mmu_lock_bpf;
 struct mmu_events_bpf;
@@ -22,16 +23,6 @@ struct ring_buffer;
 
 #define EXTRAS_MAX_PROBES 16
 #define EXTRAS_MAX_LINKS 32
-/* Timeline events kept (88 bytes each): past it, the oldest go (mmu_extras_cap). */
-#define EXTRAS_MAX_TIMELINE 65536
-
-/* A timeline event, with wall-clock time and the faults since the VM's previous event. */
-struct timeline_event {
-	struct kvmmmu_event ev;
-	int vm_index;	      /* which of process ev.tgid's VMs (collector_vm_index) */
-	double wall;	      /* seconds since the epoch */
-	__u64 faults_between; /* faults since the previous event of the same VM */
-};
 
 struct retired_lock {
 	struct kvmmmu_thread_key key;
@@ -52,10 +43,8 @@ struct mmu_extras {
 	size_t n_links;
 	struct probe_status probes[EXTRAS_MAX_PROBES];
 	size_t n_probes;
-	struct timeline_event *timeline;
-	size_t n_timeline, cap_timeline;
-	__u64 timeline_capped; /* events that went to keep it under EXTRAS_MAX_TIMELINE */
-	double mono_to_wall;   /* add to bpf_ktime_get_ns() seconds to get wall time */
+	struct timeline timeline;
+	double mono_to_wall;		   /* add to bpf_ktime_get_ns() seconds to get wall time */
 	struct retired_lock *retired_lock; /* exited threads' last figures */
 	size_t n_retired_lock, cap_retired_lock;
 	struct retired_mmu *retired_mmu;
@@ -80,18 +69,6 @@ int mmu_extras_read(struct mmu_extras *x, struct collector *c, struct model *m);
  * BEFORE (the caller's index into the timeline moves back by as many).
  */
 size_t mmu_extras_forget(struct mmu_extras *x, int pid, size_t before);
-/*
- * The first BEFORE timeline events go, but each VM's latest event (the next
- * one's faults_between counts from it). Returns how many went.
- */
-size_t mmu_extras_trim(struct mmu_extras *x, size_t before);
-/*
- * Past EXTRAS_MAX_TIMELINE events, the oldest go (never a VM's latest) until
- * three quarters are left; *SEEN, the caller's index of events already
- * shown, moves back by the shown ones that went. Returns how many went.
- */
-size_t mmu_extras_cap(struct mmu_extras *x, size_t *seen);
 void mmu_extras_close(struct mmu_extras *x);
-const char *timeline_kind_str(__u32 kind);
 
 #endif

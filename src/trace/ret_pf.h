@@ -10,21 +10,9 @@
 
 #include <stdbool.h>
 
-#include "kvmmmu.h"
+#include "ret_pf_table.h"
 
 struct btf;
-
-enum ret_pf_source {
-	RET_PF_FROM_NONE,
-	RET_PF_FROM_BTF,
-	RET_PF_FROM_TRACEFS,
-};
-
-struct ret_pf_table {
-	enum ret_pf_source source;
-	/* lower-case name without the prefix ("fixed"), NULL where no enumerator has that value */
-	char *name[KVMMMU_RET_PF_SLOTS];
-};
 
 /* Scans every enum in BTF for RET_PF_ enumerators; -ENOENT when there are none. */
 int ret_pf_from_btf(struct ret_pf_table *t, const struct btf *btf);
@@ -37,13 +25,5 @@ int ret_pf_from_btf(struct ret_pf_table *t, const struct btf *btf);
 int ret_pf_from_format(struct ret_pf_table *t, const char *format_text);
 /* Whether the format text still shows the literal enum names (fix missing). */
 bool ret_pf_format_lacks_enum_fix(const char *format_text);
-/* Value of the named outcome ("fixed"), -1 when unknown. */
-int ret_pf_value(const struct ret_pf_table *t, const char *name);
-void ret_pf_free(struct ret_pf_table *t);
-/*
- * Whether outcome NAME is listed even with no fault: not CONTINUE and INVALID
- * (they never leave the handler), nor "error" (a handler's negative return).
- */
-bool ret_pf_listed_when_zero(const char *name);
 
 #endif

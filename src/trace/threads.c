@@ -402,12 +402,12 @@ void collector_forget_process(struct collector *c, int pid, size_t *timeline_see
 
 void collector_trim_timeline(struct collector *c, size_t *timeline_seen)
 {
-	*timeline_seen -= mmu_extras_trim(c->extras, *timeline_seen);
+	*timeline_seen -= timeline_trim(&c->extras->timeline, *timeline_seen);
 }
 
 void collector_cap_timeline(struct collector *c, size_t *timeline_seen)
 {
-	mmu_extras_cap(c->extras, timeline_seen);
+	timeline_cap(&c->extras->timeline, timeline_seen);
 }
 
 int collector_vm_index(struct collector *c, int pid, __u64 kvm, __u64 born)

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "kvm_stats.h"
-#include "vm_stats.h"
+#include "vm_stats_fds.h"
 
 #define NAME_SIZE 48
 

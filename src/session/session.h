@@ -17,10 +17,11 @@
 
 #include "collector.h"
 #include "intset.h"
+#include "mmu_extras.h"
 #include "model.h"
 #include "procs.h"
 #include "snapshot.h"
-#include "vm_stats.h"
+#include "vm_stats_fds.h"
 
 struct session_opts {
 	enum probe_mode mode;

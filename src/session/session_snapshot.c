@@ -53,7 +53,7 @@ static int fill_facts(const struct session *s, struct snapshot *snap)
 	snap->n_probes = c->n_probes + x->n_probes;
 	snap->lock_ok = x->lock_ok;
 	snap->events_ok = x->events_ok;
-	snap->timeline_capped = x->timeline_capped;
+	snap->timeline_capped = x->timeline.capped;
 	snap->sample_every = s->opts.sample_every > 1 ? s->opts.sample_every : 1;
 	return 0;
 }
@@ -90,13 +90,13 @@ int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 		for (size_t i = 0; !err && i < s->n_kvm; i++, snap->n_kvm++)
 			err = vm_stats_copy(&snap->kvm[i], &s->kvm[i]);
 	}
-	if (!err && x->n_timeline) {
-		snap->timeline = malloc(x->n_timeline * sizeof(*snap->timeline));
+	if (!err && x->timeline.n) {
+		snap->timeline = malloc(x->timeline.n * sizeof(*snap->timeline));
 		err = snap->timeline ? 0 : -ENOMEM;
 		if (!err) {
-			memcpy(snap->timeline, x->timeline,
-			       x->n_timeline * sizeof(*snap->timeline));
-			snap->n_timeline = x->n_timeline;
+			memcpy(snap->timeline, x->timeline.events,
+			       x->timeline.n * sizeof(*snap->timeline));
+			snap->n_timeline = x->timeline.n;
 		}
 	}
 	/* each timeline event is new in one snapshot only */

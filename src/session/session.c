@@ -610,7 +610,7 @@ void session_held(const struct session *s, struct session_held *h)
 {
 	h->names = s->c.n_names;
 	h->retired_threads = s->c.n_retired;
-	h->timeline_events = s->c.extras ? s->c.extras->n_timeline : 0;
+	h->timeline_events = s->c.extras ? s->c.extras->timeline.n : 0;
 	h->kvm_counters = s->n_kvm;
 }
 
