@@ -7,6 +7,7 @@
 #define KVMMMU_H
 
 #include "kvmmmu_hist.h"
+#include "kvmmmu_metrics.h"
 
 /* RET_PF_* values index ret_pf[]; every kernel so far uses 0..6. */
 #define KVMMMU_RET_PF_SLOTS 16
@@ -20,27 +21,12 @@
  */
 #define KVMMMU_PFERR_RSVD_MASK (1ULL << 3)
 
-/* Per-thread event counters. Keep kvmmmu_counter_names[] (src/core/model.c) in sync. */
+/* Per-thread event counters (the catalogue: kvmmmu_metrics.h). */
 enum kvmmmu_counter {
-	KVMMMU_FAULTS,		   /* faults handled: what KVM counts as pf_taken */
-	KVMMMU_PATH_FAST,	   /* resolved by fast_page_fault, without mmu_lock */
-	KVMMMU_PATH_TDP_MMU,	   /* resolved by the TDP MMU */
-	KVMMMU_PATH_SHADOW,	   /* resolved by shadow paging (FNAME(page_fault)) */
-	KVMMMU_PATH_DIRECT,	   /* resolved by the legacy direct MMU (tdp_mmu=N) */
-	KVMMMU_MEMSLOT_LOOKUPS,	   /* kvm_vcpu_gfn_to_memslot calls of counted faults, up to
-				      their handler's return */
-	KVMMMU_MEMSLOT_OTHER,	   /* the other calls: MMIO emulation, ioctls, ... */
-	KVMMMU_GUEST_WALKS,	   /* kvm_mmu_pagetable_walk */
-	KVMMMU_WALKER_ERRORS,	   /* kvm_mmu_walker_error: #PF for the guest */
-	KVMMMU_SPTE_REQUESTED,	   /* kvm_mmu_spte_requested */
-	KVMMMU_SPTES_SET,	   /* kvm_mmu_set_spte */
-	KVMMMU_SPTES_PREFETCHED,   /* kvm_mmu_set_spte after the faulting SPTE */
-	KVMMMU_FAST_PF_CALLS,	   /* kvmmmu:fast_page_fault */
-	KVMMMU_TDP_SPTE_CHANGES,   /* kvm_tdp_mmu_spte_changed */
-	KVMMMU_MMIO_FAULTS,	   /* handle_mmio_page_fault: MMIO SPTE hits */
-	KVMMMU_MMIO_SPTES_CREATED, /* mark_mmio_spte */
-	KVMMMU_PF_EXITS,	   /* kvm:kvm_page_fault: #PF/NPF/EPT-violation exits */
-	KVMMMU_N_COUNTERS,
+#define KVMMMU_COUNTER_ENUM(id, name, prom, show, help) KVMMMU_##id,
+	KVMMMU_COUNTERS(KVMMMU_COUNTER_ENUM)
+#undef KVMMMU_COUNTER_ENUM
+		KVMMMU_N_COUNTERS,
 };
 
 /*
@@ -60,15 +46,12 @@ enum kvmmmu_fault_path {
 _Static_assert(KVMMMU_POWER_OF_TWO(KVMMMU_RET_PF_SLOTS), "ret_pf[] is indexed & (N - 1)");
 _Static_assert(KVMMMU_POWER_OF_TWO(KVMMMU_N_FAULT_PATHS), "outcomes[] is indexed & (N - 1)");
 
-/* Latency histograms. Keep kvmmmu_hist_names[] (src/core/model.c) in sync. */
+/* Latency histograms (the catalogue: kvmmmu_metrics.h). */
 enum kvmmmu_hist_id {
-	KVMMMU_HIST_FAULT,	  /* kvm_mmu_page_fault entry to exit */
-	KVMMMU_HIST_FAST,	  /* handler entry to the fast_page_fault tracepoint */
-	KVMMMU_HIST_SLOW,	  /* handler entry to exit, when the fast path did not resolve it */
-	KVMMMU_HIST_WALK,	  /* kvm_mmu_pagetable_walk to its last kvm_mmu_paging_element */
-	KVMMMU_HIST_MEMSLOT,	  /* one kvm_vcpu_gfn_to_memslot call inside a fault */
-	KVMMMU_HIST_WALK_TO_SPTE, /* kvm_mmu_pagetable_walk to the fault's kvm_mmu_set_spte */
-	KVMMMU_N_HISTS,
+#define KVMMMU_HIST_ENUM(id, name, words, help) KVMMMU_HIST_##id,
+	KVMMMU_HISTS(KVMMMU_HIST_ENUM)
+#undef KVMMMU_HIST_ENUM
+		KVMMMU_N_HISTS,
 };
 
 struct kvmmmu_thread_key {
@@ -277,23 +260,12 @@ struct kvmmmu_lock_stats {
 
 /* ---- MMU lifecycle and dirty logging (bpf/mmu_events.bpf.c) ---- */
 
-/* Keep kvmmmu_mmu_counter_names[] (src/core/model.c) in sync. */
+/* MMU lifecycle and ioctl counters (the catalogue: kvmmmu_metrics.h). */
 enum kvmmmu_mmu_counter {
-	KVMMMU_SHADOW_PAGES_CREATED,  /* kvm_mmu_get_page, created */
-	KVMMMU_SHADOW_PAGES_REUSED,   /* kvm_mmu_get_page, found in the hash */
-	KVMMMU_SHADOW_PAGES_ZAPPED,   /* kvm_mmu_prepare_zap_page */
-	KVMMMU_SHADOW_PAGES_SYNCED,   /* kvm_mmu_sync_page */
-	KVMMMU_SHADOW_PAGES_UNSYNCED, /* kvm_mmu_unsync_page */
-	KVMMMU_HUGE_PAGE_SPLITS,      /* kvm_mmu_split_huge_page */
-	KVMMMU_ZAP_ALL_FAST,	      /* kvm_mmu_zap_all_fast */
-	KVMMMU_MEMSLOT_UPDATES,	      /* KVM_SET_USER_MEMORY_REGION(2) calls */
-	KVMMMU_DIRTY_LOG_ENABLES,     /* ... that turned dirty logging on */
-	KVMMMU_DIRTY_LOG_DISABLES,    /* ... that turned it off */
-	KVMMMU_DIRTY_LOG_GETS,	      /* KVM_GET_DIRTY_LOG calls */
-	KVMMMU_DIRTY_LOG_CLEARS,      /* KVM_CLEAR_DIRTY_LOG calls */
-	KVMMMU_ROOT_LOADS,	      /* kvm_mmu_load: MMU roots (re)loaded (function probes) */
-	KVMMMU_ROOT_UNLOADS,	      /* kvm_mmu_unload */
-	KVMMMU_N_MMU_COUNTERS,
+#define KVMMMU_MMU_COUNTER_ENUM(id, name, prom, help) KVMMMU_##id,
+	KVMMMU_MMU_COUNTERS(KVMMMU_MMU_COUNTER_ENUM)
+#undef KVMMMU_MMU_COUNTER_ENUM
+		KVMMMU_N_MMU_COUNTERS,
 };
 
 struct kvmmmu_mmu_stats {

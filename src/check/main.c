@@ -19,13 +19,6 @@
 const char *log_prog = "kvmmmu-check";
 bool log_verbose;
 
-/* Latency histograms, in words; walk_ns is left out: it is off unless asked for. */
-static const char *const hist_words[KVMMMU_N_HISTS] = {
-	[KVMMMU_HIST_FAULT] = "fault",	   [KVMMMU_HIST_FAST] = "fast-path",
-	[KVMMMU_HIST_SLOW] = "slow-path",  [KVMMMU_HIST_WALK] = NULL,
-	[KVMMMU_HIST_MEMSLOT] = "memslot", [KVMMMU_HIST_WALK_TO_SPTE] = "walk-to-spte",
-};
-
 static bool attached(const struct collector *c, const char *name)
 {
 	const struct probe_status *p = collector_probe(c, name);
@@ -96,10 +89,10 @@ static void verdict(const struct check_state *st, const char *failure)
 		const char *why;
 		int n;
 
-		if (!hist_words[h] || collector_hist_available(&st->c, h, &why))
+		if (!kvmmmu_hist_words[h] || collector_hist_available(&st->c, h, &why))
 			continue;
 		n = snprintf(missing + used, sizeof(missing) - used, "%s%s", used ? "/" : "",
-			     hist_words[h]);
+			     kvmmmu_hist_words[h]);
 		if (n > 0 && (size_t)n < sizeof(missing) - used)
 			used += (size_t)n;
 	}

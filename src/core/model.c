@@ -7,26 +7,6 @@
 #include "model.h"
 #include "array.h"
 
-const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS] = {
-	[KVMMMU_FAULTS] = "faults",
-	[KVMMMU_PATH_FAST] = "path_fast",
-	[KVMMMU_PATH_TDP_MMU] = "path_tdp_mmu",
-	[KVMMMU_PATH_SHADOW] = "path_shadow",
-	[KVMMMU_PATH_DIRECT] = "path_direct",
-	[KVMMMU_MEMSLOT_LOOKUPS] = "memslot_lookups",
-	[KVMMMU_MEMSLOT_OTHER] = "memslot_lookups_outside_faults",
-	[KVMMMU_GUEST_WALKS] = "guest_walks",
-	[KVMMMU_WALKER_ERRORS] = "walker_errors",
-	[KVMMMU_SPTE_REQUESTED] = "spte_requested",
-	[KVMMMU_SPTES_SET] = "sptes_set",
-	[KVMMMU_SPTES_PREFETCHED] = "sptes_prefetched",
-	[KVMMMU_FAST_PF_CALLS] = "fast_page_fault_calls",
-	[KVMMMU_TDP_SPTE_CHANGES] = "tdp_mmu_spte_changes",
-	[KVMMMU_MMIO_FAULTS] = "mmio_faults",
-	[KVMMMU_MMIO_SPTES_CREATED] = "mmio_sptes_created",
-	[KVMMMU_PF_EXITS] = "page_fault_exits",
-};
-
 const struct health_field health_fields[N_HEALTH_FIELDS] = {
 	{"drops", "thread_map_full", offsetof(struct kvmmmu_health, drops)},
 	{"bad_ret_pf", "bad_ret_pf", offsetof(struct kvmmmu_health, bad_ret)},
@@ -49,29 +29,6 @@ const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS] = {
 	[KVMMMU_FP_TDP_MMU] = "tdp_mmu",
 	[KVMMMU_FP_SHADOW] = "shadow",
 	[KVMMMU_FP_DIRECT] = "direct",
-};
-
-const char *const kvmmmu_hist_names[KVMMMU_N_HISTS] = {
-	[KVMMMU_HIST_FAULT] = "fault_ns",     [KVMMMU_HIST_FAST] = "fast_path_ns",
-	[KVMMMU_HIST_SLOW] = "slow_path_ns",  [KVMMMU_HIST_WALK] = "walk_ns",
-	[KVMMMU_HIST_MEMSLOT] = "memslot_ns", [KVMMMU_HIST_WALK_TO_SPTE] = "walk_to_spte_ns",
-};
-
-const char *const kvmmmu_mmu_counter_names[KVMMMU_N_MMU_COUNTERS] = {
-	[KVMMMU_SHADOW_PAGES_CREATED] = "shadow_pages_created",
-	[KVMMMU_SHADOW_PAGES_REUSED] = "shadow_pages_reused",
-	[KVMMMU_SHADOW_PAGES_ZAPPED] = "shadow_pages_zapped",
-	[KVMMMU_SHADOW_PAGES_SYNCED] = "shadow_pages_synced",
-	[KVMMMU_SHADOW_PAGES_UNSYNCED] = "shadow_pages_unsynced",
-	[KVMMMU_HUGE_PAGE_SPLITS] = "huge_page_splits",
-	[KVMMMU_ZAP_ALL_FAST] = "zap_all_fast",
-	[KVMMMU_MEMSLOT_UPDATES] = "memslot_updates",
-	[KVMMMU_DIRTY_LOG_ENABLES] = "dirty_log_enables",
-	[KVMMMU_DIRTY_LOG_DISABLES] = "dirty_log_disables",
-	[KVMMMU_DIRTY_LOG_GETS] = "dirty_log_gets",
-	[KVMMMU_DIRTY_LOG_CLEARS] = "dirty_log_clears",
-	[KVMMMU_ROOT_LOADS] = "root_loads",
-	[KVMMMU_ROOT_UNLOADS] = "root_unloads",
 };
 
 const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES] = {

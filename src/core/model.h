@@ -11,11 +11,9 @@
 #include <stdint.h>
 #include <linux/types.h>
 
+#include "catalogue.h"
 #include "kvmmmu.h"
 
-extern const char *const kvmmmu_counter_names[KVMMMU_N_COUNTERS];
-extern const char *const kvmmmu_hist_names[KVMMMU_N_HISTS];
-extern const char *const kvmmmu_mmu_counter_names[KVMMMU_N_MMU_COUNTERS];
 extern const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES];
 /* "fast", "tdp_mmu", "shadow", "direct" */
 extern const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS];

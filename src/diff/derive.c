@@ -93,6 +93,12 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 	if (sn->hist_available[KVMMMU_HIST_MEMSLOT] && faults)
 		add(r, vm, vcpu, "memslot lookups per fault",
 		    (double)f->counters[KVMMMU_MEMSLOT_LOOKUPS] / (double)faults);
+	for (int k = 0; k < KVMMMU_N_COUNTERS && faults; k++) {
+		if (!(kvmmmu_counter_show[k] & KVMMMU_SHOW_DIFF))
+			continue;
+		snprintf(metric, sizeof(metric), "%s per fault", kvmmmu_counter_names[k]);
+		add(r, vm, vcpu, metric, (double)f->counters[k] / (double)faults);
+	}
 	if (sn->lock_ok) {
 		const struct kvmmmu_hist *ft = sn->hist_available[KVMMMU_HIST_FAULT]
 						       ? &f->hist[KVMMMU_HIST_FAULT]

@@ -6,6 +6,7 @@
 
 #include "args.h"
 #include "cli.h"
+#include "kvmmmu_metrics.h"
 #include "log.h"
 #include "parse.h"
 #include "session_args.h"
@@ -23,6 +24,8 @@ enum {
 
 const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
 
+/* the histograms' --metric words, from the catalogue: ", fault_ns, fast_path_ns, ..." */
+#define HIST_METRIC(id, name, words, help) ", " name
 static const char doc[] =
 	"Summarize KVM MMU page faults per VM and vCPU: outcomes (RET_PF_*), paths and "
 	"latency histograms.\n"
@@ -32,19 +35,23 @@ static const char doc[] =
 	"[-- COMMAND ARGS...]\n"
 	"\v"
 	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, memslot, events, "
-	"kvm_stats, mmu_lock, mmu, timeline, "
-	"fault_ns, fast_path_ns, slow_path_ns, walk_ns, memslot_ns, walk_to_spte_ns. "
-	"All but events and walk_ns by default: walk_ns costs one more event per guest "
-	"page-table level.\n"
-	"\n"
-	"EXAMPLES:\n"
-	"    kvmmmu-hist                      # all VMs, until Ctrl-C\n"
-	"    kvmmmu-hist --pid qemu 5         # VMs whose name matches 'qemu', every 5 s\n"
-	"    kvmmmu-hist -p 1234 --per-vcpu   # one VM, per vCPU\n"
-	"    kvmmmu-hist -u --csv run.csv -- kvmmmu-load --vcpus 2\n"
-	"    kvmmmu-hist -- ./start-vm.sh     # the command and every process it starts\n"
-	"    kvmmmu-hist --probe-mode tracepoint -d 10\n"
-	"    kvmmmu-hist --sample 16          # counts exact, 1 fault in 16 timed: cheaper\n";
+	"kvm_stats, mmu_lock, mmu, timeline" KVMMMU_HISTS(
+		HIST_METRIC) ". "
+			     "All but events and walk_ns by default: walk_ns costs one more event "
+			     "per guest "
+			     "page-table level.\n"
+			     "\n"
+			     "EXAMPLES:\n"
+			     "    kvmmmu-hist                      # all VMs, until Ctrl-C\n"
+			     "    kvmmmu-hist --pid qemu 5         # VMs whose name matches "
+			     "'qemu', every 5 s\n"
+			     "    kvmmmu-hist -p 1234 --per-vcpu   # one VM, per vCPU\n"
+			     "    kvmmmu-hist -u --csv run.csv -- kvmmmu-load --vcpus 2\n"
+			     "    kvmmmu-hist -- ./start-vm.sh     # the command and every process "
+			     "it starts\n"
+			     "    kvmmmu-hist --probe-mode tracepoint -d 10\n"
+			     "    kvmmmu-hist --sample 16          # counts exact, 1 fault in 16 "
+			     "timed: cheaper\n";
 
 static const struct argp_option options[] = {
 	SESSION_ARGP_OPTIONS("Trace only"),

@@ -288,6 +288,15 @@ static void faults(struct ctx *x)
 
 #define FIG(member) offsetof(struct figures, member)
 
+/* The catalogue's per-fault counters that have a family of their own (KVMMMU_SHOW_PROM). */
+static void fault_counters(struct ctx *x)
+{
+	for (int k = 0; k < KVMMMU_N_COUNTERS; k++)
+		if ((kvmmmu_counter_show[k] & KVMMMU_SHOW_PROM) && kvmmmu_counter_prom[k])
+			vm_counter(x, kvmmmu_counter_prom[k], kvmmmu_counter_help[k],
+				   FIG(counters[k]));
+}
+
 static void latency(struct ctx *x)
 {
 	const struct snapshot *s = x->snap;
@@ -426,35 +435,11 @@ static void dirty_log(struct ctx *x)
 
 static void mmu_events(struct ctx *x)
 {
-	static const struct {
-		const char *name, *help;
-		int counter;
-	} counters[] = {
-		{"kvmmmu_shadow_pages_created_total", "Shadow pages created (kvm_mmu_get_page)",
-		 KVMMMU_SHADOW_PAGES_CREATED},
-		{"kvmmmu_shadow_pages_reused_total", "Shadow pages found in the hash and reused",
-		 KVMMMU_SHADOW_PAGES_REUSED},
-		{"kvmmmu_shadow_pages_zapped_total",
-		 "Shadow pages zapped (kvm_mmu_prepare_zap_page)", KVMMMU_SHADOW_PAGES_ZAPPED},
-		{"kvmmmu_shadow_pages_synced_total", "Unsync shadow pages synced",
-		 KVMMMU_SHADOW_PAGES_SYNCED},
-		{"kvmmmu_shadow_pages_unsynced_total", "Shadow pages marked unsync",
-		 KVMMMU_SHADOW_PAGES_UNSYNCED},
-		{"kvmmmu_huge_page_splits_total", "Huge pages split (kvm_mmu_split_huge_page)",
-		 KVMMMU_HUGE_PAGE_SPLITS},
-		{"kvmmmu_zap_all_fast_total",
-		 "Fast zaps of every shadow page (kvm_mmu_zap_all_fast)", KVMMMU_ZAP_ALL_FAST},
-		{"kvmmmu_memslot_updates_total", "KVM_SET_USER_MEMORY_REGION(2) calls",
-		 KVMMMU_MEMSLOT_UPDATES},
-		{"kvmmmu_mmu_root_loads_total", "MMU roots (re)loaded (kvm_mmu_load)",
-		 KVMMMU_ROOT_LOADS},
-		{"kvmmmu_mmu_root_unloads_total",
-		 "MMU unloads: every root of a vCPU MMU freed at once (kvm_mmu_free_roots)",
-		 KVMMMU_ROOT_UNLOADS},
-	};
-
-	for (size_t k = 0; k < sizeof(counters) / sizeof(counters[0]); k++)
-		vm_counter(x, counters[k].name, counters[k].help, FIG(mmu[counters[k].counter]));
+	/* the catalogue's counters with a family of their own, in its order */
+	for (int k = 0; k < KVMMMU_N_MMU_COUNTERS; k++)
+		if (kvmmmu_mmu_counter_prom[k])
+			vm_counter(x, kvmmmu_mmu_counter_prom[k], kvmmmu_mmu_counter_help[k],
+				   FIG(mmu[k]));
 	vm_seconds(x, "kvmmmu_mmu_root_load_seconds_total", "Time in kvm_mmu_load, all calls",
 		   FIG(mmu_ns[ROOT_LOAD_NS]));
 	dirty_log(x);
@@ -541,8 +526,10 @@ void render_prom(struct prom_writer *w, const struct snapshot *snap, const struc
 		return;
 	}
 	vm_info(&x);
-	if (o->collector[PROM_FAULTS])
+	if (o->collector[PROM_FAULTS]) {
 		faults(&x);
+		fault_counters(&x);
+	}
 	if (o->collector[PROM_LATENCY])
 		latency(&x);
 	if (o->collector[PROM_MEMSLOT])

@@ -227,8 +227,8 @@ static void render_memslot(FILE *f, const struct figures *fg)
 static void render_events(FILE *f, const struct figures *fg)
 {
 	fprintf(f, "    events:");
-	for (int i = KVMMMU_GUEST_WALKS; i < KVMMMU_N_COUNTERS; i++)
-		if (fg->counters[i])
+	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
+		if ((kvmmmu_counter_show[i] & KVMMMU_SHOW_EVENTS) && fg->counters[i])
 			fprintf(f, " %s=%llu", kvmmmu_counter_names[i],
 				(unsigned long long)fg->counters[i]);
 	fputc('\n', f);
