@@ -100,7 +100,7 @@ struct kvmmmu_fault_state {
 /*
  * The tracepoint model's rule for the fault in hand, in one place for both
  * sides: BPF applies it at each event (bpf/faults.bpf.c), user space to a
- * request still pending at the final reading (src/trace/collector_read.c).
+ * request still pending at the final reading (src/trace/source_faults.c).
  */
 /* Its path: the TDP MMU's when its request or SPTE changes say so, else shadow if it walked. */
 static inline enum kvmmmu_fault_path kvmmmu_model_path(const struct kvmmmu_fault_state *st)

@@ -21,7 +21,7 @@ bool log_verbose;
 
 static bool attached(const struct collector *c, const char *name)
 {
-	const struct probe_status *p = collector_probe(c, name);
+	const struct probe_status *p = faults_source_probe(&c->faults, name);
 
 	return p && p->kind != ATTACH_NONE;
 }
@@ -40,7 +40,7 @@ static const char *core_failure(const struct check_state *st, char *buf, size_t 
 			 strerror(-st->collector_err));
 		return buf;
 	}
-	if (!st->c.func_mode &&
+	if (!st->c.faults.func_mode &&
 	    !(attached(&st->c, "kvm_mmu_spte_requested") && attached(&st->c, "kvm_mmu_set_spte")))
 		return "neither the kvm_mmu_spte_requested/kvm_mmu_set_spte tracepoints nor "
 		       "function probes on the fault handlers attach";
@@ -53,8 +53,8 @@ static void describe_mode(const struct collector *c, char *buf, size_t len)
 	size_t n_func = 0, n_on = 0;
 	bool fentry = false, kprobe = false;
 
-	for (size_t i = 0; i < c->n_probes; i++) {
-		const struct probe_status *p = &c->probes[i];
+	for (size_t i = 0; i < c->faults.n_probes; i++) {
+		const struct probe_status *p = &c->faults.probes[i];
 
 		if (p->group)
 			continue;
@@ -97,8 +97,8 @@ static void verdict(const struct check_state *st, const char *failure)
 			used += (size_t)n;
 	}
 	printf("kvmmmu can trace this host: %s: outcomes exact (%s), %s%s\n", mode,
-	       st->c.func_mode ? "from the fault handlers' return values"
-			       : "from kvm_mmu_spte_requested/kvm_mmu_set_spte",
+	       st->c.faults.func_mode ? "from the fault handlers' return values"
+				      : "from kvm_mmu_spte_requested/kvm_mmu_set_spte",
 	       *missing ? missing : "all latency histograms available",
 	       *missing ? " latency unavailable" : "");
 }

@@ -10,8 +10,6 @@
 #include "ret_pf.h"
 #include "tracefs.h"
 
-static const char *const mode_names[] = {"auto", "fentry", "kprobe", "tracepoint"};
-
 /* The kvmmmu and kvm events worth knowing about; lock:* are in kernel.c's section. */
 /* PART: the part of kvmmmu-hist and top (on by default) that attaches it, not loaded here. */
 static const struct {
@@ -59,8 +57,8 @@ void check_open_collector(struct check_state *st, const struct check_env *env, c
 static const struct probe_status *tracepoint_probe(const struct check_state *st, const char *group,
 						   const char *event)
 {
-	for (size_t i = 0; st->collector_open && i < st->c.n_probes; i++) {
-		const struct probe_status *p = &st->c.probes[i];
+	for (size_t i = 0; st->collector_open && i < st->c.faults.n_probes; i++) {
+		const struct probe_status *p = &st->c.faults.probes[i];
 
 		if (p->group && !strcmp(p->group, group) && !strcmp(p->name, event))
 			return p;
@@ -142,13 +140,13 @@ void check_functions(struct check_state *st)
 	char heading[96];
 
 	snprintf(heading, sizeof(heading), "Function probes (--probe-mode %s)",
-		 mode_names[st->mode]);
+		 probe_mode_names[st->mode]);
 	report_heading(heading);
 	environment();
 	if (!st->collector_open)
 		report_fail("BPF collector", "does not load: %s", strerror(-st->collector_err));
-	for (size_t i = 0; st->collector_open && i < st->c.n_probes; i++) {
-		const struct probe_status *p = &st->c.probes[i];
+	for (size_t i = 0; st->collector_open && i < st->c.faults.n_probes; i++) {
+		const struct probe_status *p = &st->c.faults.probes[i];
 		enum ksym_state ks;
 
 		if (p->group)

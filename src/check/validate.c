@@ -214,8 +214,8 @@ static void counted(struct figures *d, const struct model *before, const struct 
 static int compare_one(const struct session *s, const struct vm_stats *kvm, const struct figures *d,
 		       int vcpu)
 {
-	int fixed = ret_pf_value(&s->c.ret_pf, "fixed");
-	int spurious = ret_pf_value(&s->c.ret_pf, "spurious");
+	int fixed = ret_pf_value(&s->c.faults.ret_pf, "fixed");
+	int spurious = ret_pf_value(&s->c.faults.ret_pf, "spurious");
 	int disagree = !compare(vcpu, "faults", d->counters[KVMMMU_FAULTS], kvm, "pf_taken");
 
 	if (fixed >= 0)

@@ -11,8 +11,6 @@
 __attribute__((weak)) const char *log_prog = "kvmmmu";
 __attribute__((weak)) bool log_verbose;
 
-static char failed_prog[64];
-
 /*
  * libbpf's warnings since log_libbpf_forget(), without -v: the end of them
  * (a verifier log is most of it, and its last lines say what it refused).
@@ -48,22 +46,6 @@ static void keep(const char *s, size_t n)
 	kept[n_kept] = '\0';
 }
 
-bool log_parse_failed_prog(const char *line, char *name, size_t len)
-{
-	static const char before[] = "prog '", after[] = "': failed to load";
-	const char *p = strstr(line, before), *end;
-
-	if (!p)
-		return false;
-	p += sizeof(before) - 1;
-	end = strstr(p, after);
-	if (!end || end == p || (size_t)(end - p) >= len || memchr(p, '\'', (size_t)(end - p)))
-		return false;
-	memcpy(name, p, (size_t)(end - p));
-	name[end - p] = '\0';
-	return true;
-}
-
 int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
 {
 	char line[512], *all;
@@ -75,7 +57,6 @@ int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
 	va_copy(copy, args);
 	n = vsnprintf(line, sizeof(line), fmt, copy);
 	va_end(copy);
-	log_parse_failed_prog(line, failed_prog, sizeof(failed_prog));
 	/* the whole message, not LINE: a verifier log runs to many KiB */
 	if (log_verbose)
 		return vfprintf(stderr, fmt, args);
@@ -183,14 +164,8 @@ void log_libbpf_excerpt(void)
 	fprintf(stderr, "%s  (-v shows all of libbpf's messages)\n", out);
 }
 
-const char *log_libbpf_failed_prog(void)
-{
-	return failed_prog;
-}
-
 void log_libbpf_forget(void)
 {
-	failed_prog[0] = '\0';
 	n_kept = 0;
 	kept[0] = '\0';
 }

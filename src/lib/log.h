@@ -39,14 +39,7 @@ void log_libbpf_excerpt(void);
  * into OUT, each "  LINE\n". Pure.
  */
 void log_excerpt(const char *log, int max, char *out, size_t len);
-/*
- * The program libbpf last said it failed to load ("prog 'NAME': failed to
- * load"), "" if none since log_libbpf_forget(): which one to load another way.
- * Forgetting also drops the warnings kept: call it before each load attempt.
- */
-const char *log_libbpf_failed_prog(void);
+/* Drops the warnings kept: call it before each load attempt. */
 void log_libbpf_forget(void);
-/* NAME from a libbpf message LINE of that kind; false for any other line. Pure. */
-bool log_parse_failed_prog(const char *line, char *name, size_t len);
 
 #endif

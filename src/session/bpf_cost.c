@@ -79,8 +79,8 @@ __u64 bpf_cost_run_ns(const struct session *s)
 {
 	struct prog_info_sum sum = {};
 
-	prog_info_add(s->c.skel ? s->c.skel->obj : NULL, &sum);
-	prog_info_add(s->c.extras->lock ? s->c.extras->lock->obj : NULL, &sum);
-	prog_info_add(s->c.extras->events ? s->c.extras->events->obj : NULL, &sum);
+	prog_info_add(s->c.faults.skel ? s->c.faults.skel->obj : NULL, &sum);
+	prog_info_add(s->c.lock.skel ? s->c.lock.skel->obj : NULL, &sum);
+	prog_info_add(s->c.events.skel ? s->c.events.skel->obj : NULL, &sum);
 	return sum.run_time_ns;
 }

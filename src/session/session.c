@@ -67,8 +67,8 @@ static void find_targets(struct session *s, const int *pids, size_t n)
 			trace_pid(s, s->opts.specs[i].pid);
 	/* only processes first seen now: each is matched once, not at every tick */
 	for (size_t i = 0; i < n; i++) {
-		const char *comm = collector_process_name(&s->c, pids[i]);
-		const char *name = collector_vm_name(&s->c, pids[i]);
+		const char *comm = threads_process_name(&s->c.threads, pids[i]);
+		const char *name = threads_vm_name(&s->c.threads, pids[i]);
 
 		/*
 		 * The command's descendants: the BPF filter, which their forks
@@ -105,7 +105,7 @@ static void find_non_vmms(struct session *s, const int *pids, size_t n)
 		}
 		if (!intset_has(&s->not_vmms, pids[i]) && !intset_add(&s->not_vmms, pids[i]))
 			vlog("note: pid %d (%s) took MMU events but has no VM open: not a VM",
-			     pids[i], collector_process_name(&s->c, pids[i]) ?: "?");
+			     pids[i], threads_process_name(&s->c.threads, pids[i]) ?: "?");
 	}
 }
 
@@ -213,7 +213,7 @@ static void kvm_stats_update(struct session *s, struct vm_stats *v, int pid)
 	 * told yet (snapshot_vm_kvm() shows none), and a duplicate of an early
 	 * VM's fd would keep that VM alive: none are taken, those held go.
 	 */
-	if (collector_process_vms(&s->c, pid) > 1) {
+	if (threads_process_vms(&s->c.threads, pid) > 1) {
 		if (v->pid == pid)
 			vm_stats_freeze(v);
 		else
@@ -519,8 +519,9 @@ void session_wait(struct session *s, int timeout_ms)
 	if (timeout_ms > 0)
 		collector_poll(&s->c, timeout_ms);
 	collector_tick(&s->c);
-	collector_cap_timeline(&s->c, &s->timeline_seen); /* a long run's timeline stays bounded */
-	n = collector_take_new(&s->c, &pids);
+	if (collector_timeline(&s->c)) /* a long run's timeline stays bounded */
+		timeline_cap(collector_timeline(&s->c), &s->timeline_seen);
+	n = threads_take_new(&s->c.threads, &pids);
 	find_targets(s, pids, n);
 	find_non_vmms(s, pids, n);
 	kvm_stats_tick(s, pids, n);
@@ -547,8 +548,8 @@ static void forget_unselected(struct session *s)
 
 	if (!s->opts.n_specs && !s->opts.command)
 		return;
-	for (size_t i = 0; i < s->c.n_names && n < sizeof(gone) / sizeof(gone[0]); i++) {
-		const struct thread_name *p = &s->c.names[i];
+	for (size_t i = 0; i < s->c.threads.n_names && n < sizeof(gone) / sizeof(gone[0]); i++) {
+		const struct thread_name *p = &s->c.threads.names[i];
 
 		if (!p->tid && p->gone && !session_is_traced(s, p->tgid))
 			gone[n++] = p->tgid;
@@ -608,16 +609,16 @@ void session_forget(struct session *s, int pid)
 
 void session_held(const struct session *s, struct session_held *h)
 {
-	h->names = s->c.n_names;
-	h->retired_threads = s->c.n_retired;
-	h->timeline_events = s->c.extras ? s->c.extras->timeline.n : 0;
+	h->names = s->c.threads.n_names;
+	h->retired_threads = s->c.faults.n_retired;
+	h->timeline_events = s->c.events.timeline.n;
 	h->kvm_counters = s->n_kvm;
 }
 
 void session_print_held_names(const struct session *s, FILE *f, const char *prefix, size_t max)
 {
-	for (size_t i = 0; i < s->c.n_names && i < max; i++) {
-		const struct thread_name *n = &s->c.names[i];
+	for (size_t i = 0; i < s->c.threads.n_names && i < max; i++) {
+		const struct thread_name *n = &s->c.threads.names[i];
 
 		fprintf(f, "%s%d/%d %s%s\n", prefix, n->tgid, n->tid, n->comm,
 			n->gone ? " (exited)" : "");
@@ -626,7 +627,10 @@ void session_print_held_names(const struct session *s, FILE *f, const char *pref
 
 void session_trim_timeline(struct session *s)
 {
-	collector_trim_timeline(&s->c, &s->timeline_seen);
+	struct timeline *t = collector_timeline(&s->c);
+
+	if (t)
+		s->timeline_seen -= timeline_trim(t, s->timeline_seen);
 }
 
 void session_stop(struct session *s)

@@ -17,7 +17,6 @@
 
 #include "collector.h"
 #include "intset.h"
-#include "mmu_extras.h"
 #include "model.h"
 #include "procs.h"
 #include "snapshot.h"

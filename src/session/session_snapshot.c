@@ -34,26 +34,22 @@ static int own_names(struct snapshot *snap)
 static int fill_facts(const struct session *s, struct snapshot *snap)
 {
 	const struct collector *c = &s->c;
-	const struct mmu_extras *x = s->c.extras;
+	const struct faults_source *f = &c->faults;
 
-	snap->func_mode = c->func_mode;
-	snap->done_event = c->done_event;
-	snap->ret_pf.source = c->ret_pf.source;
+	snap->func_mode = f->func_mode;
+	snap->done_event = f->done_event;
+	snap->ret_pf.source = f->ret_pf.source;
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++)
-		if (c->ret_pf.name[r] && !(snap->ret_pf.name[r] = strdup(c->ret_pf.name[r])))
+		if (f->ret_pf.name[r] && !(snap->ret_pf.name[r] = strdup(f->ret_pf.name[r])))
 			return -ENOMEM;
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
 		snap->hist_available[h] = collector_hist_available(c, h, &snap->hist_why[h]);
-	snap->probes = calloc(c->n_probes + x->n_probes + 1, sizeof(*snap->probes));
+	snap->probes = collector_probes(c, &snap->n_probes, &snap->n_collector_probes);
 	if (!snap->probes)
 		return -ENOMEM;
-	memcpy(snap->probes, c->probes, c->n_probes * sizeof(*snap->probes));
-	memcpy(snap->probes + c->n_probes, x->probes, x->n_probes * sizeof(*snap->probes));
-	snap->n_collector_probes = c->n_probes;
-	snap->n_probes = c->n_probes + x->n_probes;
-	snap->lock_ok = x->lock_ok;
-	snap->events_ok = x->events_ok;
-	snap->timeline_capped = x->timeline.capped;
+	snap->lock_ok = c->lock.ok;
+	snap->events_ok = c->events.ok;
+	snap->timeline_capped = c->events.timeline.capped;
 	snap->sample_every = s->opts.sample_every > 1 ? s->opts.sample_every : 1;
 	return 0;
 }
@@ -72,7 +68,7 @@ int session_facts(const struct session *s, struct snapshot *snap)
 
 int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 {
-	const struct mmu_extras *x = s->c.extras;
+	const struct timeline *x = &s->c.events.timeline;
 	int err;
 
 	memset(snap, 0, sizeof(*snap));
@@ -90,13 +86,12 @@ int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 		for (size_t i = 0; !err && i < s->n_kvm; i++, snap->n_kvm++)
 			err = vm_stats_copy(&snap->kvm[i], &s->kvm[i]);
 	}
-	if (!err && x->timeline.n) {
-		snap->timeline = malloc(x->timeline.n * sizeof(*snap->timeline));
+	if (!err && x->n) {
+		snap->timeline = malloc(x->n * sizeof(*snap->timeline));
 		err = snap->timeline ? 0 : -ENOMEM;
 		if (!err) {
-			memcpy(snap->timeline, x->timeline.events,
-			       x->timeline.n * sizeof(*snap->timeline));
-			snap->n_timeline = x->timeline.n;
+			memcpy(snap->timeline, x->events, x->n * sizeof(*snap->timeline));
+			snap->n_timeline = x->n;
 		}
 	}
 	/* each timeline event is new in one snapshot only */

@@ -1,32 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The collector's thread bookkeeping: what the thread-news ring says (a
+ * The thread registry (threads.h): what the thread-news ring says (a
  * thread's first event, its exit), the names of threads and processes, the
- * /proc vCPU map kept fresh for live VMs, and exited threads' last figures.
+ * /proc vCPU map kept fresh for live VMs, and when a process is gone.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <search.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "collector.h"
-#include "array.h"
-#include "faults.skel.h"
-#include "log.h"
-#include "mmu_extras.h"
 #include "threads.h"
+#include "array.h"
+#include "log.h"
 #include "vm_name.h"
 
 struct name_key {
 	int tgid, tid;
-	size_t idx; /* into c->names */
+	size_t idx; /* into t->names */
 };
 
 static int name_key_cmp(const void *a, const void *b)
@@ -38,37 +33,37 @@ static int name_key_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
-static struct thread_name *find_name(const struct collector *c, int tgid, int tid)
+static struct thread_name *find_name(const struct threads *t, int tgid, int tid)
 {
 	struct name_key k = {tgid, tid, 0};
-	struct name_key **found = tfind(&k, &c->name_index, name_key_cmp);
+	struct name_key **found = tfind(&k, &t->name_index, name_key_cmp);
 
-	return found ? &c->names[(*found)->idx] : NULL;
+	return found ? &t->names[(*found)->idx] : NULL;
 }
 
 /* Records the name of (TGID, TID), tid 0 for the process; returns it, or NULL if known. */
-static struct thread_name *remember_name(struct collector *c, int tgid, int tid, const char *comm)
+static struct thread_name *remember_name(struct threads *t, int tgid, int tid, const char *comm)
 {
 	struct name_key *k, **slot;
 	struct thread_name *n;
 
-	if (find_name(c, tgid, tid))
+	if (find_name(t, tgid, tid))
 		return NULL;
-	n = array_grow(c->names, c->n_names + 1, &c->cap_names, sizeof(*n));
+	n = array_grow(t->names, t->n_names + 1, &t->cap_names, sizeof(*n));
 	k = malloc(sizeof(*k));
 	if (n)
-		c->names = n;
+		t->names = n;
 	if (!n || !k) {
 		free(k);
 		return NULL;
 	}
-	*k = (struct name_key){tgid, tid, c->n_names};
-	slot = tsearch(k, &c->name_index, name_key_cmp);
+	*k = (struct name_key){tgid, tid, t->n_names};
+	slot = tsearch(k, &t->name_index, name_key_cmp);
 	if (!slot || *slot != k) {
 		free(k);
 		return NULL;
 	}
-	n = &c->names[c->n_names++];
+	n = &t->names[t->n_names++];
 	memset(n, 0, sizeof(*n));
 	n->tgid = tgid;
 	n->tid = tid;
@@ -76,31 +71,31 @@ static struct thread_name *remember_name(struct collector *c, int tgid, int tid,
 	return n;
 }
 
-static void note_new_process(struct collector *c, int tgid)
+static void note_new_process(struct threads *t, int tgid)
 {
-	int *p = array_grow(c->new_procs, c->n_new_procs + 1, &c->cap_new_procs, sizeof(*p));
+	int *p = array_grow(t->new_procs, t->n_new_procs + 1, &t->cap_new_procs, sizeof(*p));
 
 	if (!p)
 		return;
-	c->new_procs = p;
-	c->new_procs[c->n_new_procs++] = tgid;
+	t->new_procs = p;
+	t->new_procs[t->n_new_procs++] = tgid;
 }
 
 /*
  * A thread seen for the first time, while it runs: name it and, when FAULTS
  * (the faults object saw it: it may be a vCPU), find its vCPU in /proc now.
  */
-static void note_thread(struct collector *c, int tgid, int tid, const struct kvmmmu_thread_id *id,
-			bool faults)
+void threads_note(struct threads *t, int tgid, int tid, const struct kvmmmu_thread_id *id,
+		  bool faults)
 {
-	struct thread_name *proc = find_name(c, tgid, 0);
-	bool vcpu_unknown = faults && (id->vcpu_id < 0 || c->opts.attribution == ATTRIBUTE_PROC);
-	struct thread_name *t;
+	struct thread_name *proc = find_name(t, tgid, 0);
+	bool vcpu_unknown = faults && (id->vcpu_id < 0 || t->attribution == ATTRIBUTE_PROC);
+	struct thread_name *th;
 
 	if (!proc) {
 		struct vm_name vn;
 
-		proc = remember_name(c, tgid, 0, id->process);
+		proc = remember_name(t, tgid, 0, id->process);
 		if (!proc)
 			return;
 		/* once, while it lives: its command line says what users call it */
@@ -115,50 +110,19 @@ static void note_thread(struct collector *c, int tgid, int tid, const struct kvm
 				free(vn.name);
 			free(vn.namespace);
 		}
-		note_new_process(c, tgid);
+		note_new_process(t, tgid);
 	}
-	collector_vm_index(c, tgid, id->kvm, id->kvm_born); /* VMs are numbered in the order seen */
-	t = remember_name(c, tgid, tid, id->comm);
-	if (!t)
+	threads_vm_index(t, tgid, id->kvm, id->kvm_born); /* VMs are numbered in the order seen */
+	th = remember_name(t, tgid, tid, id->comm);
+	if (!th)
 		return;
-	t->vcpu_unknown = vcpu_unknown;
-	proc = find_name(c, tgid, 0); /* remember_name may have moved names[] */
+	th->vcpu_unknown = vcpu_unknown;
+	proc = find_name(t, tgid, 0); /* remember_name may have moved names[] */
 	if (vcpu_unknown) {
 		proc->needs_proc = true;
-		vcpu_map_scan(&c->vcpus, "/proc", tgid);
+		vcpu_map_scan(&t->vcpus, "/proc", tgid);
 	}
 }
-
-/* The process's VMs are gone: their mmu_lock slots are free for others. */
-static void forget_mmu_locks(struct collector *c, __u32 tgid)
-{
-	for (size_t i = 0; c->lock_table && i < KVMMMU_LOCK_SLOTS; i++) {
-		struct kvmmmu_lock_slot *slot = &c->lock_table->slots[i];
-
-		if (slot->lock && slot->tgid == tgid)
-			__atomic_store_n(&slot->lock, 0, __ATOMIC_RELAXED);
-	}
-}
-
-/* The process's VMs are gone: their births go too (the map is LRU, but need not be pushed). */
-static void forget_births(struct collector *c, __u32 tgid)
-{
-	int fd = bpf_map__fd(c->skel->maps.vm_births), more;
-	__u64 key, next, gone[64];
-	struct kvmmmu_vm_birth b;
-	size_t n = 0;
-
-	for (more = !bpf_map_get_next_key(fd, NULL, &key); more && n < 64; key = next) {
-		more = !bpf_map_get_next_key(fd, &key, &next);
-		if (!bpf_map_lookup_elem(fd, &key, &b) && b.tgid == tgid)
-			gone[n++] = key;
-	}
-	for (size_t i = 0; i < n; i++) /* not while walking the keys */
-		bpf_map_delete_elem(fd, &gone[i]);
-}
-
-static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *key,
-			  bool group_dead);
 
 /*
  * Whether every thread of TGID has exited: none in /proc that is not a
@@ -195,70 +159,49 @@ static bool process_exited(int tgid)
 }
 
 /*
- * TGID has exited: every entry it still has in the per-thread maps is
- * retired (a thread whose exit news was lost, or that a racing exit took
- * for the last: without this they would stay, and bring the process back
- * as a VM that never goes), its VMs' locks and its news slot are free, and
- * /proc has no more to say.
+ * TGID has exited: every source retires what it still has of it (a thread
+ * whose exit news was lost, or that a racing exit took for the last:
+ * without this they would stay, and bring the process back as a VM that
+ * never goes), and /proc has no more to say.
  */
-static void process_gone(struct collector *c, __u32 tgid)
+static void process_gone(struct threads *t, __u32 tgid)
 {
-	struct kvmmmu_thread_key key, next, gone = {.tgid = tgid};
-	int fd = bpf_map__fd(c->skel->maps.thread_stats), more;
+	struct kvmmmu_thread_key gone = {.tgid = tgid};
 	struct thread_name *proc;
 
-	for (more = !bpf_map_get_next_key(fd, NULL, &key); more; key = next) {
-		more = !bpf_map_get_next_key(fd, &key, &next);
-		if (key.tgid == tgid)
-			retire_thread(c, &key, false);
+	/* each thread first (a source may keep per-thread state beyond its figures), then all */
+	for (size_t i = 0; i < t->n_names; i++) {
+		struct kvmmmu_thread_key key = {.tgid = tgid, .tid = (__u32)t->names[i].tid};
+
+		if (t->names[i].tgid != (int)tgid || !key.tid)
+			continue;
+		for (size_t h = 0; h < t->n_hooks; h++)
+			t->hooks[h].fn(t->hooks[h].ctx, &key, false);
 	}
-	for (size_t i = 0; i < c->n_hooks; i++)
-		c->hooks[i].fn(c->hooks[i].ctx, &gone, true);
-	forget_mmu_locks(c, tgid);
-	forget_births(c, tgid);
-	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.seen_procs), &tgid);
-	proc = find_name(c, (int)tgid, 0);
+	for (size_t i = 0; i < t->n_hooks; i++)
+		t->hooks[i].fn(t->hooks[i].ctx, &gone, true);
+	proc = find_name(t, (int)tgid, 0);
 	if (proc)
 		proc->gone = true;
 }
 
-/*
- * KEY exited: keep its last figures in user space and free its entries in
- * every per-thread map, so that a long run with VMs coming and going never
- * fills them. The thread's name stays, for the report.
- */
-static void retire_thread(struct collector *c, const struct kvmmmu_thread_key *key, bool group_dead)
+void threads_exited(struct threads *t, const struct kvmmmu_thread_key *key, bool group_dead)
 {
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
-	struct retired_thread *r;
 	struct thread_name *proc;
 
-	r = array_grow(c->retired, c->n_retired + 1, &c->cap_retired, sizeof(*r));
-	if (r) {
-		c->retired = r;
-		r = &c->retired[c->n_retired];
-		if (!bpf_map_lookup_elem(fd, key, &r->stats) && r->stats.id.ready) {
-			r->key = *key;
-			c->n_retired++;
-			/* its news may have been lost: name it now, or -p NAME never sees its VM */
-			if (!find_name(c, (int)key->tgid, (int)key->tid))
-				note_thread(c, (int)key->tgid, (int)key->tid, &r->stats.id, false);
-		}
-	}
-	bpf_map_delete_elem(fd, key);
-	for (size_t i = 0; i < c->n_hooks; i++)
-		c->hooks[i].fn(c->hooks[i].ctx, key, false);
+	for (size_t i = 0; i < t->n_hooks; i++)
+		t->hooks[i].fn(t->hooks[i].ctx, key, false);
 	if (!group_dead)
 		return;
 	/*
 	 * signal->live reached 0, but every thread that exits after that reads
 	 * 0 too: the process is gone once /proc says so (now, or at a tick).
 	 */
-	proc = find_name(c, (int)key->tgid, 0);
+	proc = find_name(t, (int)key->tgid, 0);
 	if (proc && !proc->gone)
 		proc->dying = true;
 	if (process_exited((int)key->tgid))
-		process_gone(c, key->tgid);
+		process_gone(t, key->tgid);
 }
 
 static int on_thread_news(void *ctx, void *data, size_t len)
@@ -268,17 +211,19 @@ static int on_thread_news(void *ctx, void *data, size_t len)
 	if (len < sizeof(*ev))
 		return 0;
 	if (ev->kind == KVMMMU_THREAD_NEW || ev->kind == KVMMMU_THREAD_NEW_PROCESS)
-		note_thread(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id,
-			    ev->kind == KVMMMU_THREAD_NEW);
+		threads_note(ctx, (int)ev->key.tgid, (int)ev->key.tid, &ev->id,
+			     ev->kind == KVMMMU_THREAD_NEW);
 	else if (ev->kind == KVMMMU_THREAD_EXIT)
-		retire_thread(ctx, &ev->key, ev->group_dead);
+		threads_exited(ctx, &ev->key, ev->group_dead);
 	return 0;
 }
 
-int collector_open_news(struct collector *c)
+int threads_open(struct threads *t, enum attribution attribution, int news_fd)
 {
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.thread_news), on_thread_news, c, NULL);
-	if (!c->rb) {
+	memset(t, 0, sizeof(*t));
+	t->attribution = attribution;
+	t->rb = ring_buffer__new(news_fd, on_thread_news, t, NULL);
+	if (!t->rb) {
 		int err = -errno;
 
 		elog("cannot open the thread-news ring buffer: %s", strerror(-err));
@@ -287,64 +232,46 @@ int collector_open_news(struct collector *c)
 	return 0;
 }
 
-int collector_poll_fd(const struct collector *c)
+int threads_add_ring(struct threads *t, int map_fd, int (*fn)(void *, void *, size_t), void *ctx)
 {
-	return ring_buffer__epoll_fd(c->rb);
+	return ring_buffer__add(t->rb, map_fd, fn, ctx);
 }
 
-int collector_poll(struct collector *c, int timeout_ms)
+int threads_add_hook(struct threads *t, threads_retire_fn fn, void *ctx)
 {
-	int n = ring_buffer__poll(c->rb, timeout_ms);
+	if (t->n_hooks == THREADS_MAX_HOOKS)
+		return -E2BIG;
+	t->hooks[t->n_hooks].fn = fn;
+	t->hooks[t->n_hooks++].ctx = ctx;
+	return 0;
+}
+
+bool threads_known(const struct threads *t, int tgid, int tid)
+{
+	return find_name(t, tgid, tid) != NULL;
+}
+
+void threads_consume(struct threads *t)
+{
+	ring_buffer__consume(t->rb);
+}
+
+int threads_poll_fd(const struct threads *t)
+{
+	return ring_buffer__epoll_fd(t->rb);
+}
+
+int threads_poll(struct threads *t, int timeout_ms)
+{
+	int n = ring_buffer__poll(t->rb, timeout_ms);
 
 	return n == -EINTR ? 0 : n;
 }
 
-/*
- * The backstop when thread news was lost: names every thread in the faults
- * map, and retires those that have exited.
- */
-static void scan_threads(struct collector *c)
+void threads_tick(struct threads *t)
 {
-	int fd = bpf_map__fd(c->skel->maps.thread_stats);
-	struct kvmmmu_thread_key k, next, *dead = NULL;
-	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
-	size_t n_dead = 0;
-	int more;
-
-	if (!s)
-		return;
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (!find_name(c, (int)k.tgid, (int)k.tid) && !bpf_map_lookup_elem(fd, &k, s) &&
-		    s->id.ready)
-			note_thread(c, (int)k.tgid, (int)k.tid, &s->id, true);
-		if (syscall(SYS_tgkill, k.tgid, k.tid, 0) && errno == ESRCH) {
-			struct kvmmmu_thread_key *d = realloc(dead, (n_dead + 1) * sizeof(*d));
-
-			if (d) {
-				dead = d;
-				dead[n_dead++] = k;
-			}
-		}
-	}
-	for (size_t i = 0; i < n_dead; i++) /* not while walking the keys */
-		retire_thread(c, &dead[i], kill((pid_t)dead[i].tgid, 0) && errno == ESRCH);
-	free(dead);
-	free(s);
-}
-
-void collector_tick(struct collector *c)
-{
-	struct kvmmmu_health h;
-
-	ring_buffer__consume(c->rb);
-	collector_health_sum(c, &h);
-	if (h.news_lost != c->news_lost) {
-		c->news_lost = h.news_lost;
-		scan_threads(c);
-	}
-	for (size_t i = 0; i < c->n_names; i++) {
-		struct thread_name *n = &c->names[i];
+	for (size_t i = 0; i < t->n_names; i++) {
+		struct thread_name *n = &t->names[i];
 
 		if (n->tid || n->gone)
 			continue;
@@ -354,65 +281,44 @@ void collector_tick(struct collector *c)
 		 */
 		if ((kill((pid_t)n->tgid, 0) && errno == ESRCH) ||
 		    (n->dying && process_exited(n->tgid)))
-			process_gone(c, n->tgid);
+			process_gone(t, n->tgid);
 		/* A busy vCPU is seldom blocked in KVM_RUN: look again while the VM lives. */
 		else if (n->needs_proc)
-			vcpu_map_scan(&c->vcpus, "/proc", n->tgid);
+			vcpu_map_scan(&t->vcpus, "/proc", n->tgid);
 	}
 }
 
-void collector_forget_process(struct collector *c, int pid, size_t *timeline_seen)
+void threads_forget_process(struct threads *t, int pid)
 {
 	size_t kept = 0;
 
-	*timeline_seen -= mmu_extras_forget(c->extras, pid, *timeline_seen);
-	for (size_t i = 0; i < c->n_retired; i++)
-		if ((int)c->retired[i].key.tgid != pid)
-			c->retired[kept++] = c->retired[i];
-	c->n_retired = kept;
-	if (!kept) { /* 8 KiB a thread: a burst's worth is not kept for ever */
-		free(c->retired);
-		c->retired = NULL;
-		c->cap_retired = 0;
-	}
-	/* its names go too: the index is rebuilt over what stays */
-	tdestroy(c->name_index, free);
-	c->name_index = NULL;
-	kept = 0;
-	for (size_t i = 0; i < c->n_names; i++) {
-		if (c->names[i].tgid == pid) {
-			free(c->names[i].vm_name);
-			free(c->names[i].vms);
+	/* its names go: the index is rebuilt over what stays */
+	tdestroy(t->name_index, free);
+	t->name_index = NULL;
+	for (size_t i = 0; i < t->n_names; i++) {
+		if (t->names[i].tgid == pid) {
+			free(t->names[i].vm_name);
+			free(t->names[i].vms);
 			continue;
 		}
-		c->names[kept++] = c->names[i];
+		t->names[kept++] = t->names[i];
 	}
-	c->n_names = kept;
-	for (size_t i = 0; i < c->n_names; i++) {
+	t->n_names = kept;
+	for (size_t i = 0; i < t->n_names; i++) {
 		struct name_key *k = malloc(sizeof(*k));
 
 		if (!k)
 			break;
-		*k = (struct name_key){c->names[i].tgid, c->names[i].tid, i};
-		if (!tsearch(k, &c->name_index, name_key_cmp))
+		*k = (struct name_key){t->names[i].tgid, t->names[i].tid, i};
+		if (!tsearch(k, &t->name_index, name_key_cmp))
 			free(k);
 	}
-	vcpu_map_forget(&c->vcpus, pid);
+	vcpu_map_forget(&t->vcpus, pid);
 }
 
-void collector_trim_timeline(struct collector *c, size_t *timeline_seen)
+int threads_vm_index(struct threads *t, int pid, __u64 kvm, __u64 born)
 {
-	*timeline_seen -= timeline_trim(&c->extras->timeline, *timeline_seen);
-}
-
-void collector_cap_timeline(struct collector *c, size_t *timeline_seen)
-{
-	timeline_cap(&c->extras->timeline, timeline_seen);
-}
-
-int collector_vm_index(struct collector *c, int pid, __u64 kvm, __u64 born)
-{
-	struct thread_name *n = find_name(c, pid, 0);
+	struct thread_name *n = find_name(t, pid, 0);
 	struct vm_key *vms;
 
 	if (!n || !kvm)
@@ -428,61 +334,104 @@ int collector_vm_index(struct collector *c, int pid, __u64 kvm, __u64 born)
 	return (int)n->n_vms;
 }
 
-size_t collector_process_vms(const struct collector *c, int pid)
+size_t threads_process_vms(const struct threads *t, int pid)
 {
-	const struct thread_name *n = find_name(c, pid, 0);
+	const struct thread_name *n = find_name(t, pid, 0);
 
 	return n ? n->n_vms : 0;
 }
 
-bool collector_process_gone(const struct collector *c, int pid)
+bool threads_process_gone(const struct threads *t, int pid)
 {
-	const struct thread_name *n = find_name(c, pid, 0);
+	const struct thread_name *n = find_name(t, pid, 0);
 
 	return n && n->gone;
 }
 
-void collector_vm_namespace(const struct collector *c, int pid, char *buf, size_t size)
+void threads_vm_namespace(const struct threads *t, int pid, char *buf, size_t size)
 {
-	const struct thread_name *n = find_name(c, pid, 0);
+	const struct thread_name *n = find_name(t, pid, 0);
 	size_t len = n && n->vm_name ? n->ns_len : 0;
 
 	snprintf(buf, size, "%.*s", (int)len, len ? n->vm_name : "");
 }
 
-const char *collector_vm_name(const struct collector *c, int pid)
+const char *threads_vm_name(const struct threads *t, int pid)
 {
-	const struct thread_name *n = find_name(c, pid, 0);
+	const struct thread_name *n = find_name(t, pid, 0);
 
 	return n ? (n->vm_name ? n->vm_name : n->comm) : NULL;
 }
 
-const char *collector_process_name(const struct collector *c, int pid)
+const char *threads_process_name(const struct threads *t, int pid)
 {
-	const struct thread_name *n = find_name(c, pid, 0);
+	const struct thread_name *n = find_name(t, pid, 0);
 
 	return n ? n->comm : NULL;
 }
 
-size_t collector_take_new(struct collector *c, const int **pids)
+size_t threads_take_new(struct threads *t, const int **pids)
 {
-	size_t n = c->n_new_procs;
+	size_t n = t->n_new_procs;
 
-	*pids = c->new_procs;
-	c->n_new_procs = 0;
+	*pids = t->new_procs;
+	t->n_new_procs = 0;
 	return n;
 }
 
-void collector_free_threads(struct collector *c)
+struct vm_row *threads_model_vm(struct threads *t, struct model *m, int tgid, int index,
+				const char *process)
 {
-	ring_buffer__free(c->rb);
-	free(c->retired);
-	tdestroy(c->name_index, free);
-	free(c->new_procs);
-	for (size_t i = 0; i < c->n_names; i++) {
-		free(c->names[i].vm_name);
-		free(c->names[i].vms);
+	struct vm_row *vm = model_vm(m, tgid, index);
+
+	if (!vm)
+		return NULL;
+	if (!vm->comm[0])
+		snprintf(vm->comm, sizeof(vm->comm), "%.15s", process ? process : "");
+	if (!vm->name) {
+		vm->name = threads_vm_name(t, tgid);
+		threads_vm_namespace(t, tgid, vm->namespace, sizeof(vm->namespace));
 	}
-	free(c->names);
-	vcpu_map_free(&c->vcpus);
+	vm->gone = threads_process_gone(t, tgid);
+	return vm;
+}
+
+void threads_add_figures(struct threads *t, struct model *m, const struct kvmmmu_thread_key *key,
+			 const struct kvmmmu_thread_id *id, const struct figures *f)
+{
+	int tgid = (int)key->tgid, tid = (int)key->tid, vcpu;
+	struct vm_row *vm = threads_model_vm(
+		t, m, tgid, threads_vm_index(t, tgid, id->kvm, id->kvm_born), id->process);
+	struct vcpu_row *row;
+
+	if (!vm)
+		return;
+	if (t->attribution == ATTRIBUTE_AUTO && id->vcpu_id >= 0)
+		vcpu = id->vcpu_id;
+	else
+		vcpu = vcpu_map_lookup(&t->vcpus, tgid, tid);
+	/* /proc was not read in time (the VM was too short): the name BPF captured */
+	if (vcpu < 0)
+		vcpu = vcpu_from_thread_name(id->comm);
+	row = model_row(vm, vcpu, tid);
+	if (!row)
+		return;
+	if (!row->comm[0])
+		snprintf(row->comm, sizeof(row->comm), "%.15s", id->comm);
+	figures_add(&row->f, f);
+	figures_add(&vm->total, f);
+}
+
+void threads_close(struct threads *t)
+{
+	ring_buffer__free(t->rb);
+	tdestroy(t->name_index, free);
+	free(t->new_procs);
+	for (size_t i = 0; i < t->n_names; i++) {
+		free(t->names[i].vm_name);
+		free(t->names[i].vms);
+	}
+	free(t->names);
+	vcpu_map_free(&t->vcpus);
+	memset(t, 0, sizeof(*t));
 }

@@ -4,11 +4,9 @@
 
 Each folder of src/ is a layer; a file may include headers of its own
 layer, of the layers below it (BELOW), of include/ and the system; a
-command, any layer's but another command's. A module is a
-.c file with its header; two modules must not include each other, even
-through others (a cycle). Known cycles, still to be untangled, are listed
-in KNOWN_CYCLES: a new one fails, and so does a listed one that is gone
-(the list must say what the code is).
+command, any layer's but another command's. A module is a .c file with
+its header; two modules must not include each other, even through others
+(a cycle).
 
 Usage: layers.py SRC_DIR; prints "ok NAME" or "not ok NAME: why" lines.
 """
@@ -28,12 +26,6 @@ BELOW = {
 COMMANDS = {"check", "diff", "exporter", "hist", "load", "top"}
 # commands that read CSV only and must not reach the tracing layers
 OFFLINE = {"diff": {"lib", "core", "render"}}
-
-# the collector's files, one tangle until the attach engine and the sources
-# replace them (issue 23, steps 1-2)
-KNOWN_CYCLES = {
-    frozenset({"trace/collector", "trace/mmu_extras", "trace/threads"}),
-}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -106,18 +98,10 @@ def main():
     for v in sorted(edges):
         if v not in index:
             visit(v)
-    new = [c for c in comps if c not in KNOWN_CYCLES]
-    gone = [c for c in KNOWN_CYCLES if c not in comps]
-    if new:
-        print("not ok module-cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in new))
+    if comps:
+        print("not ok module-cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in comps))
     else:
-        print(f"ok module-cycles (none but the {len(KNOWN_CYCLES)} known)")
-    if gone:
-        print("not ok known-cycles-current: no longer a cycle, take it off KNOWN_CYCLES: " +
-              "; ".join(" <-> ".join(sorted(c)) for c in gone))
-    else:
-        print("ok known-cycles-current")
-
+        print(f"ok module-cycles (none among {len(edges)} modules)")
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The layers of src/ (docs/architecture.md): each file includes only its own
 # layer and those below (tests/tools/layers.py), no two modules include each
-# other but the known tangle; kvmmmu-diff and the unit tests of pure logic
+# other, even through others; kvmmmu-diff and the unit tests of pure logic
 # link no libbpf (only the tests of what talks to the kernel through it do).
 source "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.." || exit 1

@@ -1,0 +1,713 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "source_faults.h" /* first: the skeleton needs kvmmmu.h's types */
+#include "array.h"
+#include "faults.skel.h"
+#include "ksyms.h"
+#include "log.h"
+#include "prog_info.h"
+#include "settle.h"
+#include "sysinfo.h"
+#include "tracefs.h"
+
+#define FAULTS_PROG(name) SKEL_PROG(faults_bpf, name)
+/* a tracepoint's tp_btf and raw_tp twins (TP_PAIR) */
+#define TP_PROGS(event)                                                                            \
+	{                                                                                          \
+		[SLOT_TP_BTF] = FAULTS_PROG(event##_btf), [SLOT_RAW_TP] = FAULTS_PROG(event##_raw) \
+	}
+/* a function's entry and exit programs, fentry/fexit and kprobe/kretprobe */
+#define FUNC_PROGS(func)                                                                           \
+	{                                                                                          \
+		[SLOT_FENTRY] = FAULTS_PROG(func##_fentry),                                        \
+		[SLOT_FEXIT] = FAULTS_PROG(func##_fexit),                                          \
+		[SLOT_KPROBE] = FAULTS_PROG(func##_kprobe),                                        \
+		[SLOT_KRETPROBE] = FAULTS_PROG(func##_kretprobe),                                  \
+	}
+/* ... entry programs only */
+#define ENTRY_PROGS(func)                                                                          \
+	{                                                                                          \
+		[SLOT_FENTRY] = FAULTS_PROG(func##_fentry), [SLOT_KPROBE] =                        \
+								    FAULTS_PROG(func##_kprobe)     \
+	}
+
+/* Tracepoints, in the order the header line lists them. */
+static const struct {
+	const char *group, *event;
+	bool optional;
+	bool patched; /* only kernels with kernel-patches/ have it; used in tracepoint mode */
+	bool forks;   /* only to follow a command's descendants (follow_forks) */
+	size_t progs[N_PROG_SLOTS];
+} tracepoints[] = {
+	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false, TP_PROGS(kvm_mmu_pagetable_walk)},
+	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, TP_PROGS(kvm_mmu_walker_error)},
+	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false, TP_PROGS(kvm_mmu_spte_requested)},
+	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, TP_PROGS(kvm_mmu_set_spte)},
+	{"kvmmmu", "fast_page_fault", false, false, false, TP_PROGS(fast_page_fault)},
+	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false,
+	 TP_PROGS(kvm_tdp_mmu_spte_changed)},
+	{"kvmmmu", "handle_mmio_page_fault", false, false, false, TP_PROGS(handle_mmio_page_fault)},
+	{"kvmmmu", "mark_mmio_spte", false, false, false, TP_PROGS(mark_mmio_spte)},
+	{"kvmmmu", "kvm_mmu_paging_element", true, false, false, TP_PROGS(kvm_mmu_paging_element)},
+	/* every counted fault's outcome and duration, where kernel-patches/ adds it */
+	{"kvmmmu", "kvm_mmu_page_fault_done", false, true, false,
+	 TP_PROGS(kvm_mmu_page_fault_done)},
+	{"kvm", "kvm_page_fault", false, false, false, TP_PROGS(kvm_page_fault)},
+	/* end the faults of page-fault exits that requested no SPTE (tracepoint model) */
+	{"kvm", "kvm_emulate_insn", false, false, false, TP_PROGS(kvm_emulate_insn)},
+	{"kvm", "kvm_userspace_exit", false, false, false, TP_PROGS(kvm_userspace_exit)},
+	/* frees exited threads' entries */
+	{"sched", "sched_process_exit", false, false, false, TP_PROGS(sched_process_exit)},
+	/* a command's children join the filter: sudo, timeout, a wrapper script */
+	{"sched", "sched_process_fork", false, false, true, TP_PROGS(sched_process_fork)},
+};
+
+/*
+ * Function probes; those with exit programs also need a return probe. An
+ * fexit program reads the return value after the arguments, at a fixed
+ * index: RET_ARG says where (the arguments the 5.16+ prototype has), -1
+ * where it reads none. A kernel with another prototype gets the kretprobe,
+ * which reads it from the return register whatever the arguments.
+ */
+static const struct {
+	const char *func;
+	bool defines_outcome; /* needed for function-probe outcomes */
+	bool may_be_absent;   /* a handler some kernels do not build: absent, it takes no fault */
+	int ret_arg;
+	size_t progs[N_PROG_SLOTS];
+} functions[] = {
+	{"kvm_mmu_page_fault", true, false, -1, FUNC_PROGS(kvm_mmu_page_fault)},
+	{"kvm_tdp_page_fault", true, false, 2, FUNC_PROGS(kvm_tdp_page_fault)},
+	{"paging64_page_fault", true, false, 2, FUNC_PROGS(paging64_page_fault)},
+	/* the other handlers mmu->page_fault may point at: every fault is counted once */
+	{"paging32_page_fault", true, true, 2, FUNC_PROGS(paging32_page_fault)},
+	{"ept_page_fault", true, true, 2, FUNC_PROGS(ept_page_fault)},
+	{"nonpaging_page_fault", true, true, 2, FUNC_PROGS(nonpaging_page_fault)},
+	{"direct_page_fault", false, false, -1, ENTRY_PROGS(direct_page_fault)},
+	{"kvm_vcpu_gfn_to_memslot", false, false, -1, FUNC_PROGS(kvm_vcpu_gfn_to_memslot)},
+};
+
+#define N_TP (sizeof(tracepoints) / sizeof(tracepoints[0]))
+#define N_FUNC (sizeof(functions) / sizeof(functions[0]))
+
+/* Probe point I's programs in the loaded skeleton: the functions first, then the tracepoints. */
+static struct probe_progs progs_of(const struct faults_source *fs, size_t i)
+{
+	struct probe_progs pp;
+
+	probe_progs_of(&pp, fs->skel,
+		       i < N_FUNC ? functions[i].progs : tracepoints[i - N_FUNC].progs);
+	return pp;
+}
+
+static int decode_ret_pf(struct faults_source *fs)
+{
+	struct btf *b = kernel_btf_kvm_types(&fs->engine->kb);
+	char *fmt;
+	int err = -ENOENT;
+
+	if (b && !ret_pf_from_btf(&fs->ret_pf, b))
+		return 0;
+	fmt = tracefs_read_format("kvmmmu", "fast_page_fault");
+	if (fmt) {
+		err = ret_pf_from_format(&fs->ret_pf, fmt);
+		free(fmt);
+	}
+	return err;
+}
+
+/*
+ * kvm:kvm_page_fault's error code, as an index into its raw arguments:
+ * (vcpu, address, error_code) since 6.1, (address, error_code) before. From
+ * BTF, else from the event's format (the vCPU came with a vcpu_id field).
+ */
+static int pf_exit_error_code_arg(struct kernel_btf *kb)
+{
+	int n = kernel_btf_tp_args(kb, "kvm_page_fault");
+	char *fmt;
+
+	if (n == 3 || n == 2)
+		return n - 1;
+	if (n >= 0)
+		return -1;
+	fmt = tracefs_read_format("kvm", "kvm_page_fault");
+	n = !fmt ? -1 : strstr(fmt, "vcpu_id;") ? 2 : 1;
+	free(fmt);
+	return n;
+}
+
+static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC],
+		 const bool raw_only[N_TP])
+{
+	bool outcome_funcs = true;
+	struct faults_bpf__rodata *ro = fs->skel->rodata;
+
+	fs->n_probes = 0;
+	for (size_t i = 0; i < N_FUNC; i++) {
+		struct probe_status *p = &fs->probes[fs->n_probes++];
+		enum attach_kind k = func_kind[i];
+		struct probe_progs pp;
+
+		p->name = functions[i].func;
+		p->wanted = true;
+		p->kind = k;
+		pp = progs_of(fs, i);
+		probe_progs_plan(&pp, k);
+		if (functions[i].defines_outcome && k == ATTACH_NONE &&
+		    !(functions[i].may_be_absent && ksym_lookup(NULL, p->name) != KSYM_PRESENT))
+			outcome_funcs = false;
+	}
+	for (size_t i = 0; i < N_TP; i++) {
+		struct probe_status *p = &fs->probes[fs->n_probes++];
+		bool btf = attach_tp_btf_usable(fs->engine, tracepoints[i].event) && !raw_only[i];
+		struct probe_progs pp = progs_of(fs, N_FUNC + i);
+
+		p->name = tracepoints[i].event;
+		p->group = tracepoints[i].group;
+		p->optional = tracepoints[i].optional;
+		p->wanted = tracepoints[i].forks ? fs->opts->follow_forks
+						 : !p->optional || fs->opts->walk_hist;
+		if (tracepoints[i].forks && !p->wanted) {
+			snprintf(p->why, sizeof(p->why), "not needed: no command to follow");
+		} else if (tracepoints[i].patched && outcome_funcs) {
+			p->wanted = false; /* the function probes give outcome and duration */
+			snprintf(p->why, sizeof(p->why),
+				 "not needed: function probes give outcomes");
+		} else if (tracepoints[i].patched &&
+			   !tracefs_has_event(tracepoints[i].group, tracepoints[i].event)) {
+			p->wanted = false;
+			snprintf(p->why, sizeof(p->why),
+				 "not in this kernel (kernel-patches/ adds it)");
+		} else if (!p->wanted) {
+			snprintf(p->why, sizeof(p->why), "off (costs an event per guest PTE)");
+		}
+		p->kind = !p->wanted ? ATTACH_NONE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
+		if (tracepoints[i].patched && p->wanted)
+			fs->done_event = true;
+		probe_progs_plan(&pp, p->kind);
+	}
+	fs->func_mode = outcome_funcs;
+	ro->func_mode = outcome_funcs;
+	for (size_t i = 0; i < N_FUNC; i++)
+		if (!strcmp(functions[i].func, "direct_page_fault"))
+			ro->direct_probed = func_kind[i] != ATTACH_NONE;
+	ro->pf_exit_rsvd_is_mmio = !sysinfo_vmx_ept();
+	ro->done_event = fs->done_event;
+	ro->filter_pids = fs->opts->filter_pids;
+	ro->follow_forks = fs->opts->follow_forks;
+	ro->ret_pf_fixed = ret_pf_value(&fs->ret_pf, "fixed");
+	ro->ret_pf_spurious = ret_pf_value(&fs->ret_pf, "spurious");
+	ro->ret_pf_emulate = ret_pf_value(&fs->ret_pf, "emulate");
+	ro->ret_pf_retry = ret_pf_value(&fs->ret_pf, "retry");
+	ro->ret_pf_write_protected = ret_pf_value(&fs->ret_pf, "write_protected") >= 0
+					     ? ret_pf_value(&fs->ret_pf, "write_protected")
+					     : ro->ret_pf_emulate;
+	ro->tdp_mmu_param = sysinfo_tdp_mmu_param();
+	ro->have_rdonly_cast = kernel_btf_has_kfunc(&fs->engine->kb, "bpf_rdonly_cast");
+	ro->pf_exit_error_code_arg = pf_exit_error_code_arg(&fs->engine->kb);
+	ro->sample_every = fs->opts->sample_every > 1 ? fs->opts->sample_every : 1;
+}
+
+/*
+ * Program BP failed to load: one program must not fail the whole object.
+ * A tp_btf program falls back to its raw_tp twin, an fentry/fexit pair to
+ * its kprobes (or nothing); anything else is a real failure (false).
+ */
+static bool load_another_way(struct faults_source *fs, const struct bpf_program *bp,
+			     enum attach_kind func_kind[N_FUNC], bool raw_only[N_TP])
+{
+	for (size_t i = 0; bp && i < N_FUNC + N_TP; i++) {
+		struct probe_progs pp = progs_of(fs, i);
+
+		if (!probe_progs_has(&pp, bp))
+			continue;
+		if (i >= N_FUNC && pp.prog[SLOT_TP_BTF] == bp && !raw_only[i - N_FUNC]) {
+			raw_only[i - N_FUNC] = true;
+			/* recovered: a note for -v, the log with it */
+			vlog("note: %s: the tp_btf program does not load here; using raw_tp",
+			     tracepoints[i - N_FUNC].event);
+			return true;
+		}
+		if (i < N_FUNC && func_kind[i] == ATTACH_FENTRY &&
+		    (pp.prog[SLOT_FENTRY] == bp || pp.prog[SLOT_FEXIT] == bp)) {
+			func_kind[i] = attach_kprobe_pmu() && fs->opts->mode != PROBE_MODE_FENTRY
+					       ? ATTACH_KPROBE
+					       : ATTACH_NONE;
+			snprintf(fs->probes[i].why, sizeof(fs->probes[i].why),
+				 "fentry: %s does not load here", bpf_program__name(bp));
+			vlog("note: %s does not load here; %s", bpf_program__name(bp),
+			     func_kind[i] == ATTACH_KPROBE ? "using kprobes" : "not probed");
+			return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+/*
+ * A forced --probe-mode fentry or kprobe is a promise of exact outcomes from
+ * the handlers: when one of them cannot be had that way, say why and stop,
+ * rather than fall back to tracepoints behind the user's back.
+ */
+static int check_forced_mode(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC])
+{
+	if (fs->opts->mode != PROBE_MODE_FENTRY && fs->opts->mode != PROBE_MODE_KPROBE)
+		return 0;
+	for (size_t i = 0; i < N_FUNC; i++) {
+		if (!functions[i].defines_outcome || func_kind[i] != ATTACH_NONE)
+			continue;
+		if (functions[i].may_be_absent &&
+		    ksym_lookup(NULL, functions[i].func) != KSYM_PRESENT)
+			continue;
+		elog("--probe-mode %s: %s cannot be probed: %s", probe_mode_names[fs->opts->mode],
+		     functions[i].func, fs->probes[i].why[0] ? fs->probes[i].why : "attach failed");
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/*
+ * The mmu_lock table, to free an exited VM's slots (threads.c). Without it
+ * the table can only fill up, and contention_begin then checks every rwlock
+ * the slow way: slower, not wrong.
+ */
+static void map_lock_table(struct faults_source *fs)
+{
+	void *p = mmap(NULL, sizeof(struct kvmmmu_lock_table), PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(fs->skel->maps.mmu_locks), 0);
+
+	fs->lock_table = p == MAP_FAILED ? NULL : p;
+	if (!fs->lock_table)
+		vlog("mmu_lock table: mmap: %s", strerror(errno));
+}
+
+/* The faults object's programs, planned for the choices so far; 0 or -errno (said). */
+static int open_faults(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC],
+		       const bool raw_only[N_TP])
+{
+	int err;
+
+	fs->skel = faults_bpf__open();
+	if (!fs->skel) {
+		err = -errno;
+		elog("cannot open the BPF object: %s", strerror(-err));
+		log_libbpf_excerpt();
+		return err;
+	}
+	plan(fs, func_kind, raw_only);
+	thread_maps_size(&fs->sizes, fs->skel->maps.thread_stats);
+	bpf_map__set_max_entries(fs->skel->maps.seen_procs, fs->sizes.max_threads);
+	/* a program with a way around its failure to load is watched */
+	for (size_t i = 0; i < N_FUNC + N_TP; i++) {
+		struct probe_progs pp = progs_of(fs, i);
+
+		if (i < N_FUNC ? func_kind[i] == ATTACH_FENTRY : !raw_only[i - N_FUNC]) {
+			err = load_watch_add(&fs->watch, &pp);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static void close_faults(struct faults_source *fs)
+{
+	attach_links_destroy(&fs->links);
+	faults_bpf__destroy(fs->skel);
+	fs->skel = NULL;
+	load_watch_free(&fs->watch);
+}
+
+void faults_source_arm(struct faults_source *fs)
+{
+	fs->skel->bss->armed = true;
+}
+
+int faults_source_trace_pid(struct faults_source *fs, int pid)
+{
+	__u32 key = pid;
+	__u8 one = 1;
+
+	if (bpf_map_update_elem(bpf_map__fd(fs->skel->maps.traced_pids), &key, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+__u64 faults_source_prog_missed(const struct faults_source *fs)
+{
+	struct prog_info_sum sum = {};
+
+	prog_info_add(fs->skel->obj, &sum);
+	return sum.recursion_misses;
+}
+
+const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name)
+{
+	for (size_t i = 0; i < fs->n_probes; i++)
+		if (!strcmp(fs->probes[i].name, name))
+			return &fs->probes[i];
+	return NULL;
+}
+
+static bool attached(const struct faults_source *fs, const char *name)
+{
+	const struct probe_status *p = faults_source_probe(fs, name);
+
+	return p && p->kind != ATTACH_NONE;
+}
+
+bool faults_source_hist_available(const struct faults_source *fs, int hist, const char **why)
+{
+	switch (hist) {
+	case KVMMMU_HIST_FAULT:
+		*why = "needs kvm_mmu_page_fault (fentry or kprobe), or the "
+		       "kvm_mmu_page_fault_done "
+		       "tracepoint of kernel-patches/";
+		return attached(fs, "kvm_mmu_page_fault") ||
+		       attached(fs, "kvm_mmu_page_fault_done");
+	case KVMMMU_HIST_FAST:
+		*why = "needs a page-fault handler probe and the fast_page_fault tracepoint";
+		return attached(fs, "fast_page_fault") && (attached(fs, "kvm_tdp_page_fault"));
+	case KVMMMU_HIST_SLOW:
+		*why = "needs the page-fault handlers (fentry or kprobe)";
+		return attached(fs, "kvm_tdp_page_fault") || attached(fs, "paging64_page_fault");
+	case KVMMMU_HIST_WALK:
+		*why = "off: add walk_ns to --metric (kvm_mmu_paging_element, 4 events a fault)";
+		return attached(fs, "kvm_mmu_paging_element") &&
+		       attached(fs, "kvm_mmu_pagetable_walk");
+	case KVMMMU_HIST_MEMSLOT:
+		*why = "needs kvm_vcpu_gfn_to_memslot and kvm_mmu_page_fault (fentry or kprobe)";
+		return attached(fs, "kvm_vcpu_gfn_to_memslot") &&
+		       attached(fs, "kvm_mmu_page_fault");
+	case KVMMMU_HIST_WALK_TO_SPTE:
+		/* The tracepoint model's fault_ns: function probes time the fault itself. */
+		if (fs->func_mode) {
+			*why = "not measured with function probes: fault_ns times the whole fault";
+			return false;
+		}
+		*why = "needs kvm_mmu_pagetable_walk and kvm_mmu_set_spte";
+		return attached(fs, "kvm_mmu_pagetable_walk") && attached(fs, "kvm_mmu_set_spte");
+	}
+	*why = "unknown histogram";
+	return false;
+}
+
+int faults_source_open(struct faults_source *fs, const struct source_env *env,
+		       struct threads *threads)
+{
+	enum attach_kind func_kind[N_FUNC];
+	bool raw_only[N_TP] = {};
+	int err, attempt;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->opts = env->opts;
+	fs->engine = env->engine;
+	fs->sizes = env->sizes;
+	fs->threads = threads;
+	err = decode_ret_pf(fs);
+	if (err) {
+		elog("cannot decode RET_PF_* values: no RET_PF_ enumerators in BTF and no "
+		     "usable kvmmmu:fast_page_fault format");
+		return err;
+	}
+	{
+		/* every name any object asks kallsyms about, in one pass */
+		const char *names[N_FUNC + 4];
+		size_t n = 0;
+
+		for (size_t i = 0; i < N_FUNC; i++)
+			names[n++] = functions[i].func;
+		names[n++] = "kvm_mmu_load";
+		names[n++] = "kvm_mmu_free_roots";
+		names[n++] = "queued_write_lock_slowpath";
+		names[n++] = "fast_page_fault";
+		ksym_prefetch(names, n);
+	}
+	for (size_t i = 0; i < N_FUNC; i++) {
+		char *why = fs->probes[i].why;
+
+		func_kind[i] = attach_choose_function(fs->engine, functions[i].func, why,
+						      sizeof(fs->probes[i].why));
+		if (func_kind[i] == ATTACH_FENTRY)
+			func_kind[i] = attach_check_prototype(fs->engine, functions[i].func,
+							      functions[i].ret_arg, why,
+							      sizeof(fs->probes[i].why));
+	}
+	err = check_forced_mode(fs, func_kind);
+	if (err)
+		return err;
+
+	/* An attach that fails after load changes what the programs must do: reload without it. */
+	for (attempt = 0; attempt < 1 + (int)(N_FUNC + N_TP); attempt++) {
+		bool retry = false;
+
+		log_libbpf_forget();
+		err = open_faults(fs, func_kind, raw_only);
+		if (err && !fs->skel)
+			return err; /* said */
+		if (!err)
+			err = faults_bpf__load(fs->skel);
+		if (err &&
+		    load_another_way(fs, load_watch_failed(&fs->watch), func_kind, raw_only)) {
+			close_faults(fs);
+			err = check_forced_mode(fs, func_kind);
+			if (err)
+				return err;
+			continue;
+		}
+		if (err) {
+			elog("cannot load the BPF programs: %s%s", strerror(-err),
+			     err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)"
+					   : "");
+			/* nothing loaded: now libbpf's words matter, unless the kernel said no */
+			if (err != -EPERM)
+				log_libbpf_excerpt();
+			close_faults(fs);
+			return err;
+		}
+		load_watch_free(&fs->watch);
+		/* the filter holds its processes before any program runs: none is missed */
+		for (size_t i = 0; fs->opts->filter_pids && i < fs->opts->n_pids; i++) {
+			err = faults_source_trace_pid(fs, fs->opts->pids[i]);
+			if (err) {
+				elog("cannot add pid %d to the BPF filter: %s", fs->opts->pids[i],
+				     strerror(-err));
+				close_faults(fs);
+				return err;
+			}
+		}
+		for (size_t i = 0; i < fs->n_probes && !retry; i++) {
+			struct probe_status *p = &fs->probes[i];
+			struct probe_progs pp = progs_of(fs, i);
+
+			if (p->kind == ATTACH_NONE)
+				continue;
+			if (attach_probe(fs->engine, &fs->links, &pp, 1, p) && i < N_FUNC) {
+				func_kind[i] = ATTACH_NONE;
+				retry = true;
+			}
+		}
+		if (!retry) {
+			map_lock_table(fs);
+			return 0;
+		}
+		err = check_forced_mode(fs, func_kind);
+		close_faults(fs);
+		if (err)
+			return err;
+	}
+	return -ELOOP;
+}
+
+void faults_source_shared(const struct faults_source *fs, struct shared_maps *maps)
+{
+	maps->traced_pids = bpf_map__fd(fs->skel->maps.traced_pids);
+	maps->thread_stats = bpf_map__fd(fs->skel->maps.thread_stats);
+	maps->thread_news = bpf_map__fd(fs->skel->maps.thread_news);
+	maps->seen_procs = bpf_map__fd(fs->skel->maps.seen_procs);
+	maps->mmu_locks = bpf_map__fd(fs->skel->maps.mmu_locks);
+	maps->vm_births = bpf_map__fd(fs->skel->maps.vm_births);
+}
+
+const struct kvmmmu_health *faults_source_health(const struct faults_source *fs)
+{
+	return &fs->skel->bss->health;
+}
+
+/* The process's VMs are gone: their mmu_lock slots are free for others. */
+static void forget_mmu_locks(struct faults_source *fs, __u32 tgid)
+{
+	for (size_t i = 0; fs->lock_table && i < KVMMMU_LOCK_SLOTS; i++) {
+		struct kvmmmu_lock_slot *slot = &fs->lock_table->slots[i];
+
+		if (slot->lock && slot->tgid == tgid)
+			__atomic_store_n(&slot->lock, 0, __ATOMIC_RELAXED);
+	}
+}
+
+/* The process's VMs are gone: their births go too (the map is LRU, but need not be pushed). */
+static void forget_births(struct faults_source *fs, __u32 tgid)
+{
+	int fd = bpf_map__fd(fs->skel->maps.vm_births), more;
+	__u64 key, next, gone[64];
+	struct kvmmmu_vm_birth b;
+	size_t n = 0;
+
+	for (more = !bpf_map_get_next_key(fd, NULL, &key); more && n < 64; key = next) {
+		more = !bpf_map_get_next_key(fd, &key, &next);
+		if (!bpf_map_lookup_elem(fd, &key, &b) && b.tgid == tgid)
+			gone[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++) /* not while walking the keys */
+		bpf_map_delete_elem(fd, &gone[i]);
+}
+
+/*
+ * KEY exited: keep its last figures in user space and free its entry, so
+ * that a long run with VMs coming and going never fills the map.
+ */
+static void retire_thread(struct faults_source *fs, const struct kvmmmu_thread_key *key)
+{
+	int fd = bpf_map__fd(fs->skel->maps.thread_stats);
+	struct retired_thread *r;
+
+	r = array_grow(fs->retired, fs->n_retired + 1, &fs->cap_retired, sizeof(*r));
+	if (r) {
+		fs->retired = r;
+		r = &fs->retired[fs->n_retired];
+		if (!bpf_map_lookup_elem(fd, key, &r->stats) && r->stats.id.ready) {
+			r->key = *key;
+			fs->n_retired++;
+			/* its news may have been lost: name it now, or -p NAME never sees its VM */
+			if (!threads_known(fs->threads, (int)key->tgid, (int)key->tid))
+				threads_note(fs->threads, (int)key->tgid, (int)key->tid,
+					     &r->stats.id, false);
+		}
+	}
+	bpf_map_delete_elem(fd, key);
+}
+
+void faults_source_retire(void *ctx, const struct kvmmmu_thread_key *key, bool gone)
+{
+	struct faults_source *fs = ctx;
+	struct kvmmmu_thread_key k, next;
+	int fd = bpf_map__fd(fs->skel->maps.thread_stats), more;
+
+	if (!gone) {
+		retire_thread(fs, key);
+		return;
+	}
+	/* every entry of the process left: a thread whose exit news was lost */
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (k.tgid == key->tgid)
+			retire_thread(fs, &k);
+	}
+	forget_mmu_locks(fs, key->tgid);
+	forget_births(fs, key->tgid);
+	bpf_map_delete_elem(bpf_map__fd(fs->skel->maps.seen_procs), &key->tgid);
+}
+
+void faults_source_scan(struct faults_source *fs)
+{
+	int fd = bpf_map__fd(fs->skel->maps.thread_stats);
+	struct kvmmmu_thread_key k, next, *dead = NULL;
+	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	size_t n_dead = 0;
+	int more;
+
+	if (!s)
+		return;
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (!threads_known(fs->threads, (int)k.tgid, (int)k.tid) &&
+		    !bpf_map_lookup_elem(fd, &k, s) && s->id.ready)
+			threads_note(fs->threads, (int)k.tgid, (int)k.tid, &s->id, true);
+		if (syscall(SYS_tgkill, k.tgid, k.tid, 0) && errno == ESRCH) {
+			struct kvmmmu_thread_key *d = realloc(dead, (n_dead + 1) * sizeof(*d));
+
+			if (d) {
+				dead = d;
+				dead[n_dead++] = k;
+			}
+		}
+	}
+	for (size_t i = 0; i < n_dead; i++) /* not while walking the keys */
+		threads_exited(fs->threads, &dead[i],
+			       kill((pid_t)dead[i].tgid, 0) && errno == ESRCH);
+	free(dead);
+	free(s);
+}
+
+/* FINAL: the last reading, SETTLED what settle_pending() saw (NULL: nothing is in flight). */
+static void add_thread(struct faults_source *fs, struct model *m, const struct kvmmmu_thread_key *k,
+		       const struct kvmmmu_thread_stats *s, bool final,
+		       const struct settle *settled)
+{
+	static struct figures f; /* large: off the stack */
+
+	memset(&f, 0, sizeof(f));
+	memcpy(f.counters, s->counters, sizeof(f.counters));
+	memcpy(f.ret_pf, s->ret_pf, sizeof(f.ret_pf));
+	memcpy(f.outcomes, s->outcomes, sizeof(f.outcomes));
+	memcpy(f.hist, s->hist, sizeof(f.hist));
+	memcpy(f.lock_wait, s->lock_wait, sizeof(f.lock_wait));
+	/*
+	 * A request no SPTE followed, unless in flight (settle_pending()): as
+	 * resolve_pending() would (the TDP MMU traces its spurious faults).
+	 */
+	if (final && s->st.pending && !s->st.prefetch && !fs->func_mode && !fs->done_event &&
+	    !settle_in_flight(settled, k, s->counters[KVMMMU_SPTE_REQUESTED])) {
+		int ret = ret_pf_value(
+			&fs->ret_pf, kvmmmu_unset_request_is_retry(&s->st) ? "retry" : "spurious");
+		int path = kvmmmu_model_path(&s->st);
+
+		if (ret >= 0) {
+			f.ret_pf[ret]++;
+			f.outcomes[path][ret]++;
+			f.counters[KVMMMU_PATH_FAST + path]++;
+		}
+	}
+	threads_add_figures(fs->threads, m, k, &s->id, &f);
+}
+
+int faults_source_read(struct faults_source *fs, struct model *m, bool final)
+{
+	int fd = bpf_map__fd(fs->skel->maps.thread_stats);
+	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	static struct settle settled; /* large: off the stack */
+	struct kvmmmu_thread_key k, next;
+	int more;
+
+	if (!s)
+		return -ENOMEM;
+	settled.n = 0;
+	if (final && !fs->func_mode)
+		settle_pending(fd, s, &settled);
+	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
+		more = !bpf_map_get_next_key(fd, &k, &next);
+		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready)
+			add_thread(fs, m, &k, s, final, &settled);
+	}
+	/* exited threads: nothing follows their last event */
+	for (size_t i = 0; i < fs->n_retired; i++)
+		add_thread(fs, m, &fs->retired[i].key, &fs->retired[i].stats, true, NULL);
+	free(s);
+	return 0;
+}
+
+void faults_source_forget(struct faults_source *fs, int pid)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < fs->n_retired; i++)
+		if ((int)fs->retired[i].key.tgid != pid)
+			fs->retired[kept++] = fs->retired[i];
+	fs->n_retired = kept;
+	if (!kept) { /* 8 KiB a thread: a burst's worth is not kept for ever */
+		free(fs->retired);
+		fs->retired = NULL;
+		fs->cap_retired = 0;
+	}
+}
+
+void faults_source_close(struct faults_source *fs)
+{
+	if (fs->lock_table)
+		munmap(fs->lock_table, sizeof(*fs->lock_table));
+	close_faults(fs);
+	free(fs->retired);
+	ret_pf_free(&fs->ret_pf);
+	memset(fs, 0, sizeof(*fs));
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The faults source: bpf/faults.bpf.c, which counts every fault by path
+ * and outcome and times it. It decodes RET_PF_* for this kernel, chooses
+ * each probe (attach.h), loads the object another way when a program is
+ * refused, and reads the per-thread figures, those of exited threads
+ * included, into the model. Its maps (pid filter, thread news, ...) are
+ * shared with the other sources.
+ */
+#ifndef KVMMMU_SOURCE_FAULTS_H
+#define KVMMMU_SOURCE_FAULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attach.h"
+#include "model.h"
+#include "ret_pf.h"
+#include "source.h"
+#include "threads.h"
+
+struct faults_bpf;
+
+#define FAULTS_MAX_PROBES 24
+
+/* A thread that exited: its last figures, kept once its map entry is freed. */
+struct retired_thread {
+	struct kvmmmu_thread_key key;
+	struct kvmmmu_thread_stats stats;
+};
+
+struct faults_source {
+	const struct collector_opts *opts;
+	struct attach_engine *engine;
+	struct thread_maps sizes;
+	struct threads *threads; /* names lost threads, places figures */
+	struct faults_bpf *skel;
+	struct attach_links links;
+	struct load_watch watch; /* while it loads: programs that may load another way */
+	struct probe_status probes[FAULTS_MAX_PROBES];
+	size_t n_probes;
+	bool func_mode;	 /* outcomes come from function probes */
+	bool done_event; /* ... or from kvmmmu:kvm_mmu_page_fault_done (kernel-patches/) */
+	struct ret_pf_table ret_pf;
+	struct kvmmmu_lock_table *lock_table; /* the mmu_locks map, mmap()ed; NULL if not */
+	struct retired_thread *retired;
+	size_t n_retired, cap_retired;
+};
+
+/*
+ * Decodes RET_PF_* (BTF, then tracefs), chooses, loads and attaches; 0, or
+ * -errno (said in one line; libbpf's log with it only when nothing loaded).
+ */
+int faults_source_open(struct faults_source *fs, const struct source_env *env,
+		       struct threads *threads);
+/* Its maps the other sources reuse. */
+void faults_source_shared(const struct faults_source *fs, struct shared_maps *maps);
+const struct kvmmmu_health *faults_source_health(const struct faults_source *fs);
+/*
+ * Lets faults start counting, once every program of every object is
+ * attached (they attach one by one: a request seen before its SPTE's
+ * program was there would look spurious). Take KVM's baselines just before.
+ */
+void faults_source_arm(struct faults_source *fs);
+/* Adds PID to the BPF pid filter; its threads must not have run yet (see opts.pids). */
+int faults_source_trace_pid(struct faults_source *fs, int pid);
+/* The registry's exit hook (threads_retire_fn). */
+void faults_source_retire(void *ctx, const struct kvmmmu_thread_key *key, bool gone);
+/* The backstop when thread news was lost: names every thread, retires those that exited. */
+void faults_source_scan(struct faults_source *fs);
+/*
+ * Every thread's figures into M. FINAL resolves faults still waiting for an
+ * SPTE as spurious: at the end nothing follows them.
+ */
+int faults_source_read(struct faults_source *fs, struct model *m, bool final);
+/* PID's exited threads' figures go (they were reported). */
+void faults_source_forget(struct faults_source *fs, int pid);
+/* Runs of the fault programs the kernel skipped (recursion on one CPU), from their prog info. */
+__u64 faults_source_prog_missed(const struct faults_source *fs);
+const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name);
+/* Whether a histogram can be filled with what is attached; WHY: why not. */
+bool faults_source_hist_available(const struct faults_source *fs, int hist, const char **why);
+void faults_source_close(struct faults_source *fs);
+
+#endif
