@@ -10,6 +10,7 @@
 
 #include "source_events.h" /* first: the skeleton needs kvmmmu.h's types */
 #include "log.h"
+#include "map_iter.h"
 #include "mmu_events.skel.h"
 #include "sysinfo.h"
 #include "tracefs.h"
@@ -229,24 +230,31 @@ static void add(struct threads *threads, struct model *m, const struct kvmmmu_th
 	threads_add_figures(threads, m, k, &s->id, &f);
 }
 
+struct read_ctx {
+	struct threads *threads;
+	struct model *m;
+};
+
+static int read_one(const void *key, const void *value, void *ctx)
+{
+	struct read_ctx *r = ctx;
+
+	add(r->threads, r->m, key, value);
+	return 0;
+}
+
 int events_source_read(struct events_source *x, struct threads *threads, struct model *m)
 {
-	int fd = bpf_map__fd(x->skel->maps.mmu_stats);
-	struct kvmmmu_thread_key k, next;
-	struct kvmmmu_mmu_stats s;
-	int more;
+	struct read_ctx r = {threads, m};
+	int err = map_each(bpf_map__fd(x->skel->maps.mmu_stats), sizeof(struct kvmmmu_thread_key),
+			   sizeof(struct kvmmmu_mmu_stats), read_one, &r);
 
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (!bpf_map_lookup_elem(fd, &k, &s))
-			add(threads, m, &k, &s);
-	}
 	for (size_t i = 0; i < x->retired.n; i++) {
-		const struct retired_mmu *r = retired_record(&x->retired, i);
+		const struct retired_mmu *rm = retired_record(&x->retired, i);
 
-		add(threads, m, &r->key, &r->stats);
+		add(threads, m, &rm->key, &rm->stats);
 	}
-	return 0;
+	return err;
 }
 
 size_t events_source_forget(struct events_source *x, int pid, size_t before)

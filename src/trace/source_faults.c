@@ -15,6 +15,7 @@
 #include "array.h"
 #include "faults.skel.h"
 #include "ksyms.h"
+#include "map_iter.h"
 #include "log.h"
 #include "prog_info.h"
 #include "settle.h"
@@ -662,29 +663,44 @@ static void add_thread(struct faults_source *fs, struct model *m, const struct k
 	threads_add_figures(fs->threads, m, k, &s->id, &f);
 }
 
+struct read_ctx {
+	struct faults_source *fs;
+	struct model *m;
+	bool final;
+	const struct settle *settled;
+};
+
+static int read_one(const void *key, const void *value, void *ctx)
+{
+	const struct kvmmmu_thread_stats *s = value;
+	struct read_ctx *r = ctx;
+
+	if (s->id.ready)
+		add_thread(r->fs, r->m, key, s, r->final, r->settled);
+	return 0;
+}
+
 int faults_source_read(struct faults_source *fs, struct model *m, bool final)
 {
-	int fd = bpf_map__fd(fs->skel->maps.thread_stats);
-	struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+	int fd = bpf_map__fd(fs->skel->maps.thread_stats), err;
 	static struct settle settled; /* large: off the stack */
-	struct kvmmmu_thread_key k, next;
-	int more;
+	struct read_ctx r = {fs, m, final, &settled};
 
-	if (!s)
-		return -ENOMEM;
 	settled.n = 0;
-	if (final && !fs->func_mode)
+	if (final && !fs->func_mode) {
+		struct kvmmmu_thread_stats *s = malloc(sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
 		settle_pending(fd, s, &settled);
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (!bpf_map_lookup_elem(fd, &k, s) && s->id.ready)
-			add_thread(fs, m, &k, s, final, &settled);
+		free(s);
 	}
+	err = map_each(fd, sizeof(struct kvmmmu_thread_key), sizeof(struct kvmmmu_thread_stats),
+		       read_one, &r);
 	/* exited threads: nothing follows their last event */
 	for (size_t i = 0; i < fs->n_retired; i++)
 		add_thread(fs, m, &fs->retired[i].key, &fs->retired[i].stats, true, NULL);
-	free(s);
-	return 0;
+	return err;
 }
 
 void faults_source_forget(struct faults_source *fs, int pid)

@@ -10,6 +10,7 @@
 #include "source_lock.h" /* first: the skeleton needs kvmmmu.h's types */
 #include "ksyms.h"
 #include "log.h"
+#include "map_iter.h"
 #include "mmu_lock.skel.h"
 #include "tracefs.h"
 
@@ -144,27 +145,31 @@ static void add(struct threads *threads, struct model *m, const struct kvmmmu_th
 	threads_add_figures(threads, m, k, &s->id, &f);
 }
 
+struct read_ctx {
+	struct threads *threads;
+	struct model *m;
+};
+
+static int read_one(const void *key, const void *value, void *ctx)
+{
+	struct read_ctx *r = ctx;
+
+	add(r->threads, r->m, key, value);
+	return 0;
+}
+
 int lock_source_read(struct lock_source *l, struct threads *threads, struct model *m)
 {
-	int fd = bpf_map__fd(l->skel->maps.lock_stats);
-	struct kvmmmu_lock_stats *s = malloc(sizeof(*s));
-	struct kvmmmu_thread_key k, next;
-	int more;
+	struct read_ctx r = {threads, m};
+	int err = map_each(bpf_map__fd(l->skel->maps.lock_stats), sizeof(struct kvmmmu_thread_key),
+			   sizeof(struct kvmmmu_lock_stats), read_one, &r);
 
-	if (!s)
-		return -ENOMEM;
-	for (more = !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if (!bpf_map_lookup_elem(fd, &k, s))
-			add(threads, m, &k, s);
-	}
 	for (size_t i = 0; i < l->retired.n; i++) {
-		const struct retired_lock *r = retired_record(&l->retired, i);
+		const struct retired_lock *rl = retired_record(&l->retired, i);
 
-		add(threads, m, &r->key, &r->stats);
+		add(threads, m, &rl->key, &rl->stats);
 	}
-	free(s);
-	return 0;
+	return err;
 }
 
 void lock_source_forget(struct lock_source *l, int pid)
