@@ -9,6 +9,7 @@
 #include "source.h"
 #include "array.h"
 #include "log.h"
+#include "map_iter.h"
 #include "sysinfo.h"
 
 /*
@@ -122,4 +123,32 @@ void retired_free(struct retired_set *s)
 	free(s->records);
 	s->records = NULL;
 	s->n = s->cap = 0;
+}
+
+struct read_ctx {
+	source_add_fn add;
+	struct threads *threads;
+	struct model *m;
+};
+
+static int read_one(const void *key, const void *value, void *ctx)
+{
+	struct read_ctx *r = ctx;
+
+	r->add(r->threads, r->m, key, value);
+	return 0;
+}
+
+int source_read_map(int map, size_t value_size, const struct retired_set *retired,
+		    source_add_fn add, struct threads *threads, struct model *m)
+{
+	struct read_ctx r = {add, threads, m};
+	int err = map_each(map, sizeof(struct kvmmmu_thread_key), value_size, read_one, &r);
+
+	for (size_t i = 0; i < retired->n; i++) {
+		const char *rec = retired_record(retired, i);
+
+		add(threads, m, (const void *)rec, rec + retired->value_offset);
+	}
+	return err;
 }

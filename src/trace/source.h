@@ -96,6 +96,18 @@ static inline const void *retired_record(const struct retired_set *s, size_t i)
 }
 void retired_free(struct retired_set *s);
 
+struct threads;
+struct model;
+/* Places one entry of a per-thread map (its VALUE) in M, through the registry. */
+typedef void (*source_add_fn)(struct threads *threads, struct model *m,
+			      const struct kvmmmu_thread_key *key, const void *value);
+/*
+ * Reads per-thread map MAP (values of VALUE_SIZE bytes) into M with ADD,
+ * then the exited threads' records of RETIRED; 0 or -errno.
+ */
+int source_read_map(int map, size_t value_size, const struct retired_set *retired,
+		    source_add_fn add, struct threads *threads, struct model *m);
+
 /* Everything a source needs to open. */
 struct source_env {
 	const struct collector_opts *opts;

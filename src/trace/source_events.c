@@ -10,7 +10,6 @@
 
 #include "source_events.h" /* first: the skeleton needs kvmmmu.h's types */
 #include "log.h"
-#include "map_iter.h"
 #include "mmu_events.skel.h"
 #include "sysinfo.h"
 #include "tracefs.h"
@@ -214,9 +213,10 @@ const struct kvmmmu_health *events_source_health(const struct events_source *x)
 }
 
 static void add(struct threads *threads, struct model *m, const struct kvmmmu_thread_key *k,
-		const struct kvmmmu_mmu_stats *s)
+		const void *value)
 {
 	static struct figures f; /* large: off the stack */
+	const struct kvmmmu_mmu_stats *s = value;
 
 	if (!s->id.ready)
 		return;
@@ -230,31 +230,10 @@ static void add(struct threads *threads, struct model *m, const struct kvmmmu_th
 	threads_add_figures(threads, m, k, &s->id, &f);
 }
 
-struct read_ctx {
-	struct threads *threads;
-	struct model *m;
-};
-
-static int read_one(const void *key, const void *value, void *ctx)
-{
-	struct read_ctx *r = ctx;
-
-	add(r->threads, r->m, key, value);
-	return 0;
-}
-
 int events_source_read(struct events_source *x, struct threads *threads, struct model *m)
 {
-	struct read_ctx r = {threads, m};
-	int err = map_each(bpf_map__fd(x->skel->maps.mmu_stats), sizeof(struct kvmmmu_thread_key),
-			   sizeof(struct kvmmmu_mmu_stats), read_one, &r);
-
-	for (size_t i = 0; i < x->retired.n; i++) {
-		const struct retired_mmu *rm = retired_record(&x->retired, i);
-
-		add(threads, m, &rm->key, &rm->stats);
-	}
-	return err;
+	return source_read_map(bpf_map__fd(x->skel->maps.mmu_stats),
+			       sizeof(struct kvmmmu_mmu_stats), &x->retired, add, threads, m);
 }
 
 size_t events_source_forget(struct events_source *x, int pid, size_t before)

@@ -10,7 +10,6 @@
 #include "source_lock.h" /* first: the skeleton needs kvmmmu.h's types */
 #include "ksyms.h"
 #include "log.h"
-#include "map_iter.h"
 #include "mmu_lock.skel.h"
 #include "tracefs.h"
 
@@ -133,9 +132,10 @@ const struct kvmmmu_health *lock_source_health(const struct lock_source *l)
 }
 
 static void add(struct threads *threads, struct model *m, const struct kvmmmu_thread_key *k,
-		const struct kvmmmu_lock_stats *s)
+		const void *value)
 {
 	static struct figures f; /* large: off the stack */
+	const struct kvmmmu_lock_stats *s = value;
 
 	if (!s->id.ready)
 		return;
@@ -145,31 +145,10 @@ static void add(struct threads *threads, struct model *m, const struct kvmmmu_th
 	threads_add_figures(threads, m, k, &s->id, &f);
 }
 
-struct read_ctx {
-	struct threads *threads;
-	struct model *m;
-};
-
-static int read_one(const void *key, const void *value, void *ctx)
-{
-	struct read_ctx *r = ctx;
-
-	add(r->threads, r->m, key, value);
-	return 0;
-}
-
 int lock_source_read(struct lock_source *l, struct threads *threads, struct model *m)
 {
-	struct read_ctx r = {threads, m};
-	int err = map_each(bpf_map__fd(l->skel->maps.lock_stats), sizeof(struct kvmmmu_thread_key),
-			   sizeof(struct kvmmmu_lock_stats), read_one, &r);
-
-	for (size_t i = 0; i < l->retired.n; i++) {
-		const struct retired_lock *rl = retired_record(&l->retired, i);
-
-		add(threads, m, &rl->key, &rl->stats);
-	}
-	return err;
+	return source_read_map(bpf_map__fd(l->skel->maps.lock_stats),
+			       sizeof(struct kvmmmu_lock_stats), &l->retired, add, threads, m);
 }
 
 void lock_source_forget(struct lock_source *l, int pid)
