@@ -99,10 +99,7 @@ static void resume_vm(void)
 /* KVM's counters of PID in the session (taken at its open), or NULL. */
 static struct vm_stats *session_kvm(struct session *s, int pid)
 {
-	for (size_t i = 0; i < s->n_kvm; i++)
-		if (s->kvm[i].pid == pid)
-			return &s->kvm[i];
-	return NULL;
+	return kvm_counts_of(&s->kvm, pid);
 }
 
 /*
@@ -291,11 +288,11 @@ int check_validate(const struct check_env *env)
 	kvm = session_kvm(&s, pid);
 	if (!kvm || (!kvm->have_vm && !kvm->n_vcpus)) {
 		elog("--validate: cannot read KVM's counters of pid %d: %s", pid,
-		     s.kvm_err == -EXDEV || !s.kvm_err
+		     s.kvm.err == -EXDEV || !s.kvm.err
 			     ? "the VMM keeps no KVM binary stats fd open (QEMU 7.2 opens one "
 			       "per QMP query-stats and closes it), and KVM's debugfs counters are "
 			       "not readable here (debugfs locked down, or not mounted)"
-			     : strerror(-s.kvm_err));
+			     : strerror(-s.kvm.err));
 		session_close(&s);
 		proc_spec_free(&spec);
 		return 1;

@@ -204,7 +204,7 @@ static int setup(struct hist_run *r)
 	err = session_open(&r->s, &sopts);
 	if (err)
 		return err;
-	child_pid = r->s.child;
+	child_pid = r->s.cmd.pid;
 	return 0;
 }
 
@@ -266,12 +266,12 @@ int main(int argc, char **argv)
 		model_free(&final);
 	}
 	/* the command's own status, as time(1) and perf record give it: scripts test it */
-	if (!err && r.env.command && WIFEXITED(r.s.child_status) && WEXITSTATUS(r.s.child_status)) {
-		elog("'%s' exited with status %d", r.env.command[0], WEXITSTATUS(r.s.child_status));
-		command_status = WEXITSTATUS(r.s.child_status);
-	} else if (!err && r.env.command && WIFSIGNALED(r.s.child_status) && !r.s.child_stopped) {
-		elog("'%s' was killed by signal %d", r.env.command[0], WTERMSIG(r.s.child_status));
-		command_status = 128 + WTERMSIG(r.s.child_status);
+	if (!err && r.env.command && WIFEXITED(r.s.cmd.status) && WEXITSTATUS(r.s.cmd.status)) {
+		elog("'%s' exited with status %d", r.env.command[0], WEXITSTATUS(r.s.cmd.status));
+		command_status = WEXITSTATUS(r.s.cmd.status);
+	} else if (!err && r.env.command && WIFSIGNALED(r.s.cmd.status) && !r.s.cmd.stopped) {
+		elog("'%s' was killed by signal %d", r.env.command[0], WTERMSIG(r.s.cmd.status));
+		command_status = 128 + WTERMSIG(r.s.cmd.status);
 	}
 cleanup:
 	if (r.csv_open && csv_writer_close(&r.csv) && !err) {

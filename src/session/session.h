@@ -16,11 +16,12 @@
 #include <sys/types.h>
 
 #include "collector.h"
+#include "command.h"
 #include "intset.h"
 #include "model.h"
 #include "procs.h"
 #include "snapshot.h"
-#include "vm_stats_fds.h"
+#include "kvm_counts.h"
 
 struct session_opts {
 	enum probe_mode mode;
@@ -30,7 +31,7 @@ struct session_opts {
 	bool lock;		   /* the mmu_lock probes */
 	bool events;		   /* the MMU lifecycle and timeline probes */
 	bool kvm_stats;		   /* KVM's own counters of the traced VMs */
-	bool kvm_stats_quiet;	   /* the caller says why they cannot be read (kvm_err) */
+	bool kvm_stats_quiet;	   /* the caller says why they cannot be read (kvm.err) */
 	/* the VMs: -p PIDs and names (none and no command: every VM) */
 	const struct proc_spec *specs;
 	int n_specs;
@@ -49,20 +50,11 @@ struct session {
 	 * run in their context. Not shown as VMs.
 	 */
 	struct intset not_vmms;
-	pid_t child; /* the command; 0 once reaped */
-	pid_t parent;
-	int child_status;
-	bool child_stopped;   /* we ended it (Ctrl-C, -d): its status is ours, not its own */
-	int release_fd;	      /* the command execs once we write to it */
-	struct vm_stats *kvm; /* KVM's counters per VM seen: exited ones frozen, without fds */
-	size_t n_kvm, cap_kvm;
-	double kvm_read_gap; /* seconds between the last read of kvmmmu's figures and KVM's */
-	unsigned long long start_ticks; /* our start, in clock ticks since boot */
-	size_t timeline_seen;		/* timeline events some snapshot already had as new */
-	int kvm_err;			/* why KVM's counters cannot be read, reported once */
-	bool kvm_fd_note;		/* out of fds for them, reported once */
-	bool kvm_refresh_note;		/* a reading of them failed, reported once */
-	double armed_at;		/* monotonic seconds when counting began */
+	struct command cmd;    /* the command run under the session, if any */
+	struct kvm_counts kvm; /* KVM's own counters of the VMs shown */
+	double kvm_read_gap;   /* seconds between the last read of kvmmmu's figures and KVM's */
+	size_t timeline_seen;  /* timeline events some snapshot already had as new */
+	double armed_at;       /* monotonic seconds when counting began */
 };
 
 /* Whether the options can work (each -p names a VM unless waiting, the command exists). */

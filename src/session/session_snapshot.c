@@ -80,11 +80,11 @@ int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 		err = own_names(snap);
 	if (!err)
 		err = fill_facts(s, snap);
-	if (!err && s->n_kvm) {
-		snap->kvm = calloc(s->n_kvm, sizeof(*snap->kvm));
+	if (!err && s->kvm.n) {
+		snap->kvm = calloc(s->kvm.n, sizeof(*snap->kvm));
 		err = snap->kvm ? 0 : -ENOMEM;
-		for (size_t i = 0; !err && i < s->n_kvm; i++, snap->n_kvm++)
-			err = vm_stats_copy(&snap->kvm[i], &s->kvm[i]);
+		for (size_t i = 0; !err && i < s->kvm.n; i++, snap->n_kvm++)
+			err = vm_stats_copy(&snap->kvm[i], &s->kvm.v[i]);
 	}
 	if (!err && x->n) {
 		snap->timeline = malloc(x->n * sizeof(*snap->timeline));
