@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The function-probe model (func_mode == true): fentry/fexit, or
+ * kprobe/kretprobe, on kvm_mmu_page_fault, the page-fault handlers,
+ * direct_page_fault and kvm_vcpu_gfn_to_memslot: exact RET_PF_* values and
+ * handler times.
+ */
+#ifndef KVMMMU_FAULTS_FUNCTIONS_BPF_H
+#define KVMMMU_FAULTS_FUNCTIONS_BPF_H
+
+/* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */
+
+static __always_inline int on_fault_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s || !armed)
+		return 0;
+	/*
+	 * The previous fault never returned as far as we saw: its fexit was
+	 * skipped (the kernel skips the fexit programs of calls in flight when
+	 * another program's attach or detach replaces the function's trampoline)
+	 * or its kretprobe missed. Nothing nests here: say so, do not guess.
+	 */
+	if (s->st.in_fault)
+		__sync_fetch_and_add(&health.exits_lost, 1);
+	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
+	s->st.in_fault = 1;
+	s->st.handled = 0;
+	s->st.pre_lookups = 0;
+	s->st.fast_resolved = 0;
+	s->st.direct = 0;
+	return 0;
+}
+
+static __always_inline int on_fault_exit(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s || !s->st.in_fault)
+		return 0;
+	/*
+	 * Whole faults only, as many as are counted: an exit on an MMIO SPTE is
+	 * emulated without a handler (handle_mmio_page_fault) and is no fault.
+	 */
+	if (s->st.fault_ts && s->st.handled)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
+	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
+	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
+	s->st.pre_lookups = 0;
+	s->st.in_fault = 0;
+	s->st.fault_ts = 0;
+	return 0;
+}
+
+static __always_inline int on_handler_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s || !armed)
+		return 0;
+	if (s->st.in_handler) /* as in on_fault_entry() */
+		__sync_fetch_and_add(&health.exits_lost, 1);
+	s->st.handler_ts = s->st.timed ? bpf_ktime_get_ns() : 0;
+	s->st.in_handler = 1;
+	/* kvm_mmu_do_page_fault() looked up the fault's memslot before calling us */
+	if (s->st.in_fault && s->st.pre_lookups) {
+		s->counters[KVMMMU_MEMSLOT_LOOKUPS] += s->st.pre_lookups;
+		if (s->st.pre_lookup_ns)
+			kvmmmu_hist_add(&s->hist[KVMMMU_HIST_MEMSLOT], s->st.pre_lookup_ns);
+		s->st.pre_lookups = 0;
+	}
+	s->st.fast_resolved = 0;
+	s->st.direct = 0;
+	return 0;
+}
+
+/* direct_page_fault is probed: it tells the legacy MMU's faults from the TDP MMU's. */
+const volatile bool direct_probed = false;
+
+/* Which MMU a page-fault handler is: its faults' path, unless the fast path fixed them. */
+enum handler_kind {
+	HANDLER_TDP,	   /* kvm_tdp_page_fault: the TDP MMU, or the legacy one (st.direct) */
+	HANDLER_SHADOW,	   /* paging64/paging32/ept_page_fault: shadow paging */
+	HANDLER_NONPAGING, /* nonpaging_page_fault: guest paging off, the legacy direct MMU */
+};
+
+/*
+ * The handler kvm_mmu_do_page_fault() called ends the fault: its return
+ * value is the RET_PF_* outcome. Each of the five (kvm_tdp_page_fault, the
+ * shadow MMU's paging64/paging32/ept_page_fault, nonpaging_page_fault) is
+ * probed, so every fault is counted once whichever takes it. Faults outside
+ * kvm_mmu_page_fault (prefetch, async-PF completion, KVM_PRE_FAULT_MEMORY)
+ * are not counted, as KVM's pf_taken does not count them.
+ */
+static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
+{
+	struct kvmmmu_thread_stats *s = thread();
+	__u64 now;
+
+	if (!s || !s->st.in_handler)
+		return 0;
+	if (s->st.in_fault) {
+		s->st.handled = 1;
+		s->counters[KVMMMU_FAULTS]++;
+		if (s->st.fast_resolved) {
+			count_ret(s, (int)ret, KVMMMU_FP_FAST);
+		} else {
+			if (s->st.handler_ts) {
+				now = bpf_ktime_get_ns();
+				kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
+			}
+			if (kind == HANDLER_SHADOW) {
+				s->counters[KVMMMU_PATH_SHADOW]++;
+				count_ret(s, (int)ret, KVMMMU_FP_SHADOW);
+			} else if (kind == HANDLER_NONPAGING || s->st.direct ||
+				   (!direct_probed && !thread_vm_tdp_mmu(s))) {
+				s->counters[KVMMMU_PATH_DIRECT]++;
+				count_ret(s, (int)ret, KVMMMU_FP_DIRECT);
+			} else {
+				s->counters[KVMMMU_PATH_TDP_MMU]++;
+				count_ret(s, (int)ret, KVMMMU_FP_TDP_MMU);
+			}
+		}
+	}
+	s->st.handler_ts = 0;
+	s->st.in_handler = 0;
+	return 0;
+}
+
+/* The legacy direct MMU handles this fault, not the TDP MMU. */
+static __always_inline int on_direct_entry(struct kvm_vcpu *vcpu)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s && !vm_tdp_mmu_enabled(vcpu))
+		s->st.direct = 1;
+	return 0;
+}
+
+static __always_inline int on_memslot_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s)
+		s->st.memslot_ts = s->st.in_fault && s->st.timed ? bpf_ktime_get_ns() : 0;
+	return 0;
+}
+
+static __always_inline int on_memslot_exit(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (!s)
+		return 0;
+	/* outside a fault, or the emulation that follows a handled one */
+	if (!s->st.in_fault || s->st.handled) {
+		s->counters[KVMMMU_MEMSLOT_OTHER]++;
+		s->st.memslot_ts = 0;
+		return 0;
+	}
+	/* before a handler: the fault's only if one is called (on_handler_entry) */
+	if (!s->st.in_handler) {
+		s->st.pre_lookups++;
+		s->st.pre_lookup_ns = s->st.memslot_ts ? bpf_ktime_get_ns() - s->st.memslot_ts : 0;
+		s->st.memslot_ts = 0;
+		return 0;
+	}
+	s->counters[KVMMMU_MEMSLOT_LOOKUPS]++;
+	if (s->st.memslot_ts)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_MEMSLOT],
+				bpf_ktime_get_ns() - s->st.memslot_ts);
+	s->st.memslot_ts = 0;
+	return 0;
+}
+
+SEC("fentry/kvm_mmu_page_fault")
+int BPF_PROG(kvm_mmu_page_fault_fentry)
+{
+	return on_fault_entry();
+}
+SEC("fexit/kvm_mmu_page_fault")
+int BPF_PROG(kvm_mmu_page_fault_fexit)
+{
+	return on_fault_exit();
+}
+SEC("kprobe/kvm_mmu_page_fault")
+int BPF_KPROBE(kvm_mmu_page_fault_kprobe)
+{
+	return on_fault_entry();
+}
+SEC("kretprobe/kvm_mmu_page_fault")
+int BPF_KRETPROBE(kvm_mmu_page_fault_kretprobe)
+{
+	return on_fault_exit();
+}
+
+/* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */
+#define HANDLER_PROBES(func, kind)                                                                 \
+	SEC("fentry/" #func)                                                                       \
+	int BPF_PROG(func##_fentry)                                                                \
+	{                                                                                          \
+		return on_handler_entry();                                                         \
+	}                                                                                          \
+	SEC("fexit/" #func)                                                                        \
+	int BPF_PROG(func##_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, int ret)   \
+	{                                                                                          \
+		return on_handler_exit(ret, kind);                                                 \
+	}                                                                                          \
+	SEC("kprobe/" #func)                                                                       \
+	int BPF_KPROBE(func##_kprobe)                                                              \
+	{                                                                                          \
+		return on_handler_entry();                                                         \
+	}                                                                                          \
+	SEC("kretprobe/" #func)                                                                    \
+	int BPF_KRETPROBE(func##_kretprobe, int ret)                                               \
+	{                                                                                          \
+		return on_handler_exit(ret, kind);                                                 \
+	}
+
+HANDLER_PROBES(kvm_tdp_page_fault, HANDLER_TDP)
+HANDLER_PROBES(paging64_page_fault, HANDLER_SHADOW)
+HANDLER_PROBES(paging32_page_fault, HANDLER_SHADOW)
+HANDLER_PROBES(ept_page_fault, HANDLER_SHADOW)
+HANDLER_PROBES(nonpaging_page_fault, HANDLER_NONPAGING)
+
+SEC("fentry/direct_page_fault")
+int BPF_PROG(direct_page_fault_fentry, struct kvm_vcpu *vcpu)
+{
+	return on_direct_entry(vcpu);
+}
+SEC("kprobe/direct_page_fault")
+int BPF_KPROBE(direct_page_fault_kprobe, struct kvm_vcpu *vcpu)
+{
+	return on_direct_entry(vcpu);
+}
+
+SEC("fentry/kvm_vcpu_gfn_to_memslot")
+int BPF_PROG(kvm_vcpu_gfn_to_memslot_fentry)
+{
+	return on_memslot_entry();
+}
+SEC("fexit/kvm_vcpu_gfn_to_memslot")
+int BPF_PROG(kvm_vcpu_gfn_to_memslot_fexit)
+{
+	return on_memslot_exit();
+}
+SEC("kprobe/kvm_vcpu_gfn_to_memslot")
+int BPF_KPROBE(kvm_vcpu_gfn_to_memslot_kprobe)
+{
+	return on_memslot_entry();
+}
+SEC("kretprobe/kvm_vcpu_gfn_to_memslot")
+int BPF_KRETPROBE(kvm_vcpu_gfn_to_memslot_kretprobe)
+{
+	return on_memslot_exit();
+}
+
+char LICENSE[] SEC("license") = "GPL";
+
+#endif

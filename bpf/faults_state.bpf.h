@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The faults object's shared state (bpf/faults.bpf.c): what user space sets
+ * before load, each thread's entry, and the helpers every accounting model
+ * ends a fault with (count_ret, close_fault) or asks (the VM's MMU).
+ */
+#ifndef KVMMMU_FAULTS_STATE_BPF_H
+#define KVMMMU_FAULTS_STATE_BPF_H
+
+/* Set by user space from the running kernel's BTF (RET_PF_* enum). */
+const volatile int ret_pf_fixed = -1;
+const volatile int ret_pf_spurious = -1;
+const volatile int ret_pf_emulate = -1;
+const volatile int ret_pf_retry = -1;
+/* what a write fault that maps its page read-only returns: WRITE_PROTECTED (6.12+), else EMULATE */
+const volatile int ret_pf_write_protected = -1;
+/* kvm.tdp_mmu as the module has it (6.3+, where the VM keeps no copy): -1 unknown, 0, 1 */
+const volatile int tdp_mmu_param = -1;
+/* --sample N: 1 fault in N is timed (clock reads, histograms); every one is counted. */
+const volatile __u32 sample_every = 1;
+/*
+ * Which raw argument of kvm:kvm_page_fault holds the error code: 2 where the
+ * tracepoint passes the vCPU first (6.1+), 1 before; -1 unknown (no filter).
+ */
+const volatile int pf_exit_error_code_arg = -1;
+/*
+ * Whether kvm:kvm_page_fault's error code has PFERR_RSVD for an MMIO SPTE's
+ * exit: SVM's NPF and every #PF intercept. VMX with EPT traces its EPT
+ * violations' exit qualification there, whose bit 3 is "readable"; its MMIO
+ * SPTEs exit as EPT misconfigurations, which trace no kvm_page_fault.
+ */
+const volatile bool pf_exit_rsvd_is_mmio = true;
+/* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
+const volatile bool func_mode = false;
+/*
+ * kvmmmu:kvm_mmu_page_fault_done is attached (kernel-patches/): it ends every
+ * fault KVM counts, with its outcome, and the tracepoint model only says
+ * which path the fault took.
+ */
+const volatile bool done_event = false;
+/*
+ * Set by user space once every program is attached. Programs attach one by
+ * one; a fault whose request was seen before its SPTE's program was there
+ * would look spurious. Until then no fault starts.
+ */
+bool armed = false;
+
+KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_thread_stats);
+
+/*
+ * Puts the mmu_lock of the thread's VM into the lock table (a vCPU's first
+ * events), for the mmu_lock object's contention_begin. Not atomic: another
+ * VM may take the same free slot at once, so the thread counts as known only
+ * once a later event finds its lock there. A full set sets t->full, which
+ * makes contention_begin check every rwlock the slow way.
+ */
+static __always_inline void learn_mmu_lock(struct kvmmmu_thread_stats *s)
+{
+	__u32 zero = 0, base, tgid = bpf_get_current_pid_tgid() >> 32;
+	struct kvmmmu_lock_table *t;
+	struct kvm_vcpu *vcpu;
+	__u64 lock;
+
+	vcpu = current_vcpu();
+	t = bpf_map_lookup_elem(&mmu_locks, &zero);
+	if (!vcpu || !t)
+		return;
+	lock = (__u64)BPF_CORE_READ(vcpu, kvm) + bpf_core_field_offset(struct kvm, mmu_lock);
+	if (lock_slot(t, lock)) {
+		s->st.lock_known = 1;
+		return;
+	}
+	base = lock_set_base(lock);
+	for (int i = 0; i < KVMMMU_LOCK_WAYS; i++) {
+		struct kvmmmu_lock_slot *slot = &t->slots[(base + i) & (KVMMMU_LOCK_SLOTS - 1)];
+
+		if (!slot->lock) {
+			slot->tgid = tgid;
+			slot->lock = lock;
+			return;
+		}
+	}
+	t->full = 1;
+}
+
+/* The calling thread's entry, created on its first event; NULL when not traced. */
+static __always_inline struct kvmmmu_thread_stats *thread(void)
+{
+	struct kvmmmu_thread_stats *s =
+		thread_entry(&thread_stats, &blank_thread, filter_pids ? &traced_pids : NULL,
+			     &thread_news, false, &health);
+
+	if (s && !s->st.lock_known)
+		learn_mmu_lock(s);
+	return s;
+}
+
+/*
+ * Prefetch "faults" KVM does not count in pf_taken: an async page fault's
+ * completion (kvm_arch_async_page_ready(), which counts its fix in
+ * pf_fixed), and 6.10+'s KVM_PRE_FAULT_MEMORY (which counts nothing).
+ */
+enum { PREFETCH_ASYNC_PF = 1, PREFETCH_PRE_FAULT = 2 };
+
+/* A counted fault's outcome RET, on PATH. */
+static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret,
+				      enum kvmmmu_fault_path path)
+{
+	__u32 slot = ret < 0 ? KVMMMU_RET_PF_ERROR : (__u32)ret;
+
+	if (slot >= KVMMMU_RET_PF_ERROR && ret >= 0) {
+		__sync_fetch_and_add(&health.bad_ret, 1);
+		return;
+	}
+	/*
+	 * The mask restates the bound for the verifier; the barrier keeps the
+	 * compiler from dropping it as redundant and indexing with the
+	 * sign-extended ret, which 6.1's verifier rejects as unbounded.
+	 */
+	barrier_var(slot);
+	s->ret_pf[slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
+	s->outcomes[path & (KVMMMU_N_FAULT_PATHS - 1)][slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
+}
+
+/* A prefetch's outcome RET: in ret_pf[] (KVM's pf_fixed), in no path. */
+static __always_inline void count_ret_only(struct kvmmmu_thread_stats *s, int ret)
+{
+	__u32 slot = (__u32)ret;
+
+	if (slot < KVMMMU_RET_PF_ERROR)
+		s->ret_pf[slot]++;
+}
+
+/*
+ * Whether the fault starting now is timed: every one by default, each with
+ * probability 1/sample_every with --sample. At random, not every Nth start:
+ * starts that are no fault KVM counts (MMIO exits, the emulator's walks) and
+ * a guest's regular access pattern would skew a fixed stride, and a random
+ * choice times 1 in N of the counted faults whatever else starts timing.
+ * Untimed faults read no clock: that is what sampling saves.
+ */
+static __always_inline bool start_timing(struct kvmmmu_thread_stats *s)
+{
+	if (sample_every <= 1)
+		return s->st.timed = 1;
+	return s->st.timed = bpf_get_prandom_u32() % sample_every == 0;
+}
+
+/* Ends the pending fault with RET; NOW is when its SPTE was set, 0 if none was (no latency). */
+static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, __u64 now)
+{
+	enum kvmmmu_fault_path path;
+
+	s->st.pending = 0;
+	if (func_mode)
+		return;
+	if (s->st.prefetch) {
+		/* no fault KVM takes: an async-PF completion's fix alone counts, in pf_fixed */
+		if (s->st.prefetch == PREFETCH_ASYNC_PF && ret == ret_pf_fixed && !done_event)
+			count_ret_only(s, ret);
+		s->st.prefetch = 0;
+		return;
+	}
+	path = kvmmmu_model_path(&s->st);
+	if (done_event) {
+		s->st.closed_path = path + 1; /* kvm_mmu_page_fault_done counts it */
+	} else if (path == KVMMMU_FP_TDP_MMU) {
+		s->counters[KVMMMU_PATH_TDP_MMU]++;
+		count_ret(s, ret, KVMMMU_FP_TDP_MMU);
+	} else if (path == KVMMMU_FP_SHADOW) {
+		s->counters[KVMMMU_PATH_SHADOW]++;
+		count_ret(s, ret, KVMMMU_FP_SHADOW);
+	} else {
+		s->counters[KVMMMU_PATH_DIRECT]++;
+		count_ret(s, ret, KVMMMU_FP_DIRECT);
+	}
+	if (now && s->st.walked && s->st.walk_ts)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
+}
+
+/*
+ * Tracepoint model: a request that nothing resolved. The shadow MMU and the
+ * legacy direct MMU found the SPTE already right (mmu_set_spte() traces
+ * nothing then): spurious. The TDP MMU traces its spurious faults, so there
+ * nothing means it lost a cmpxchg, or met a frozen SPTE: RET_PF_RETRY.
+ */
+static __always_inline void resolve_pending(struct kvmmmu_thread_stats *s)
+{
+	if (!s->st.pending)
+		return;
+	close_fault(s, kvmmmu_unset_request_is_retry(&s->st) ? ret_pf_retry : ret_pf_spurious, 0);
+	s->st.walked = 0;
+}
+
+/*
+ * Before 6.3, direct_page_fault() also handled the TDP MMU's faults: it chose
+ * kvm_tdp_mmu_map() by the VM's tdp_mmu_enabled, a snapshot of the module
+ * parameter that 6.3 removed when it split out kvm_tdp_mmu_page_fault().
+ * The "___pre_6_3" flavours match struct kvm_arch and struct kvm where the
+ * member exists; elsewhere bpf_core_field_exists() is false.
+ */
+struct kvm_arch___pre_6_3 {
+	bool tdp_mmu_enabled;
+} __attribute__((preserve_access_index));
+
+struct kvm___pre_6_3 {
+	struct kvm_arch___pre_6_3 arch;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool vm_tdp_mmu_enabled(struct kvm_vcpu *vcpu)
+{
+	struct kvm___pre_6_3 *kvm = (void *)BPF_CORE_READ(vcpu, kvm);
+
+	if (!bpf_core_field_exists(kvm->arch.tdp_mmu_enabled))
+		return false;
+	return BPF_CORE_READ(kvm, arch.tdp_mmu_enabled);
+}
+
+/*
+ * Whether the thread's VM uses the TDP MMU, found once per thread: before
+ * 6.3 from its struct kvm, since then from the module parameter (read-only
+ * while KVM is loaded, so the same for every VM).
+ */
+static __always_inline bool thread_vm_tdp_mmu(struct kvmmmu_thread_stats *s)
+{
+	struct kvm___pre_6_3 *probe = NULL;
+	struct kvm_vcpu *vcpu;
+
+	if (!s->st.vm_mmu) {
+		if (bpf_core_field_exists(probe->arch.tdp_mmu_enabled)) {
+			vcpu = current_vcpu();
+			if (!vcpu)
+				return false; /* not known yet: ask again */
+			s->st.vm_mmu = vm_tdp_mmu_enabled(vcpu) ? 2 : 1;
+		} else {
+			s->st.vm_mmu = tdp_mmu_param == 1 ? 2 : 1;
+		}
+	}
+	return s->st.vm_mmu == 2;
+}
+
+#endif
