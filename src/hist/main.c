@@ -21,7 +21,6 @@
 #include "render.h"
 #include "session.h"
 #include "sysinfo.h"
-#include "vcpu_map.h"
 
 const char *log_prog = "kvmmmu-hist";
 bool log_verbose;

@@ -4,12 +4,12 @@
 
 /*
  * One tracing session: everything live that a command reads figures from.
- * It owns the BPF objects (the collector and its lock and lifecycle
- * objects), the choice of VMs (-p PIDs and names, a command run under it)
- * and the BPF pid filter, KVM's own counters (stats fds taken with
- * pidfd_getfd at a VM's first sighting), and the command. Commands open a
- * session with options, wait on it, and ask it to read its figures into a
- * model; none of them touches a BPF map or /proc.
+ * It owns the collector (the sources and their BPF objects), the choice of
+ * VMs (-p PIDs and names, a command run under it) and the BPF pid filter,
+ * KVM's own counters (kvm_counts.h: stats fds taken with pidfd_getfd at a
+ * VM's first sighting), and the command (command.h). Commands open a
+ * session with options, wait on it, and ask it for snapshots; none of them
+ * touches a BPF map or reads a VM's /proc.
  */
 #include <stdbool.h>
 #include <stdio.h>
