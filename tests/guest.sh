@@ -5,26 +5,46 @@
 # paging, the TDP MMU and fentry on none of them.
 #
 # Usage: tests/guest.sh [--run-only|--report-only] PASS=FILE[,FILE...] ...
-#   (run.sh runs the passes beside the distro-kernel harness, then reports)
+#   (run.sh runs the passes after the distro-kernel harness, then reports)
 #   PASS is KERNEL-nptN[-tdpY|N], e.g. 6.12-npt0 (shadow paging, as this
 #   host kind's KVM) or 6.12-npt1-tdpY (an ordinary host: nested paging, the
-#   TDP MMU); FILE a tests/integration/test_*.sh. Passes run side by side
-#   when there is a CPU for each (each guest is one host thread).
-# Environment: KVMMMU_GUEST_TIMEOUT (seconds a pass may take, default 3000).
+#   TDP MMU); FILE a tests/integration/test_*.sh.
+#
+# Each guest is one host thread (TCG, one vCPU), so the files of every pass
+# are shared out over as many guests at once as the host has CPUs: longest
+# first, each to the least loaded CPU (GUEST_SECONDS: what each file took
+# in a guest), one guest per pass and CPU. The passes' results are the same
+# whichever guest ran a file.
+# Environment: KVMMMU_GUEST_TIMEOUT (seconds a guest may take, default 3000).
 cd "$(dirname "$0")/.." || exit 1
 # shellcheck source=tests/lib.sh
 source tests/lib.sh
 
-# run_pass NAME FILE...: one guest, the files in it, one after another.
-run_pass() {
-	local name=$1 kernel npt tdp dir rc start
-	shift
+# Seconds each file took in a 6.12 guest on the CI machine kind (2026-12-03,
+# both passes' worst); a file not listed counts as GUEST_SECONDS_OTHER.
+GUEST_SECONDS="test_scale.sh=600 test_exporter.sh=570 test_hist.sh=390 test_top.sh=300
+	test_mmu.sh=190 test_exits.sh=185 test_diff.sh=160 test_load.sh=40 test_bpftrace.sh=35"
+GUEST_SECONDS_OTHER=120
+
+seconds_of() {
+	local f
+	for f in $GUEST_SECONDS; do
+		[ "${f%%=*}" = "$1" ] && echo "${f#*=}" && return
+	done
+	echo "$GUEST_SECONDS_OTHER"
+}
+
+# run_guest NAME SHARD FILE...: one guest of pass NAME, the files in it, one after another.
+run_guest() {
+	local name=$1 shard=$2 kernel npt tdp dir rc start
+	shift 2
 	IFS=- read -r kernel npt tdp <<<"$name"
 	npt=${npt#npt} tdp=${tdp#tdp}
-	dir=$BUILD/guest/$name
+	dir=$BUILD/guest/$name/$shard
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	: >"$dir/results"
+	echo "$*" >"$dir/files"
 	start=$(date +%s)
 	# The files run as on a host with KVM (they say what they expect of its
 	# MMU and probe modes themselves); no guest within the guest.
@@ -37,19 +57,23 @@ run_pass() {
 	echo "$(($(date +%s) - start))" >"$dir/seconds"
 }
 
-# report_pass NAME: the pass's log, then its results under guest/NAME/.
+# report_pass NAME: each of its guests' logs, then their results under guest/NAME/.
 report_pass() {
-	local name=$1 dir=$BUILD/guest/$1 line
-	shift
-	echo "== guest/$name ($(cat "$dir/seconds") s): $*"
-	sed 's/^/  /' "$dir/log"
-	while IFS= read -r line; do
-		report "${line%% *} guest/$name/${line#* }"
-	done <"$dir/results"
-	# A guest that died, or a run.sh that reported nothing, must not pass for clean.
-	if [ "$(cat "$dir/rc")" = 125 ] || [ ! -s "$dir/results" ]; then
-		fail "guest/$name" "the guest ended without results (exit $(cat "$dir/rc")); see $dir/log"
-	fi
+	local name=$1 dir line
+	for dir in "$BUILD/guest/$name"/*/; do
+		dir=${dir%/}
+		[ -f "$dir/rc" ] || continue
+		echo "== guest/$name (guest ${dir##*/}, $(cat "$dir/seconds") s): $(cat "$dir/files")"
+		sed 's/^/  /' "$dir/log"
+		while IFS= read -r line; do
+			report "${line%% *} guest/$name/${line#* }"
+		done <"$dir/results"
+		# A guest that died, or a run.sh that reported nothing, must not pass for clean.
+		if [ "$(cat "$dir/rc")" = 125 ] || [ ! -s "$dir/results" ]; then
+			fail "guest/$name" "a guest ended without results (exit $(cat "$dir/rc")): $(cat \
+				"$dir/files"); see $dir/log"
+		fi
+	done
 }
 
 phase=all
@@ -61,32 +85,43 @@ names=()
 for spec in "$@"; do
 	names+=("${spec%%=*}")
 done
-# files NAME: the pass's files, as run.sh takes them
-files() {
-	local spec
-	for spec in "${specs[@]}"; do
-		[ "${spec%%=*}" = "$1" ] && tr , ' ' <<<"${spec#*=}"
-	done
-}
-specs=("$@")
-if [ $phase = report ]; then
-	:
-elif [ $# -gt 1 ] && [ "$(nproc)" -ge $# ]; then
-	echo "  guest: ${names[*]} side by side ($(nproc) CPUs)"
-	for n in "${names[@]}"; do
-		# shellcheck disable=SC2046 # file names have no spaces
-		run_pass "$n" $(files "$n") &
+
+if [ $phase != report ]; then
+	# every (pass, file), longest first, each to the CPU with the least work so far
+	cpus=$(nproc)
+	jobs=$(for spec in "$@"; do
+		for f in $(tr , ' ' <<<"${spec#*=}"); do
+			echo "$(seconds_of "$f") ${spec%%=*} $f"
+		done
+	done | sort -rn)
+	declare -a load=() plan=()
+	for ((c = 0; c < cpus; c++)); do load[c]=0 plan[c]=""; done
+	while read -r secs name f; do
+		[ -n "$f" ] || continue
+		best=0
+		for ((c = 1; c < cpus; c++)); do
+			[ "${load[c]}" -lt "${load[best]}" ] && best=$c
+		done
+		load[best]=$((load[best] + secs))
+		plan[best]="${plan[best]} $name=$f"
+	done <<<"$jobs"
+	for n in "${names[@]}"; do rm -rf "$BUILD/guest/$n"; done
+	echo "  guest: ${names[*]} over $cpus CPU(s), longest files first"
+	for ((c = 0; c < cpus; c++)); do
+		[ -n "${plan[c]}" ] || continue
+		# one CPU's work: a guest for each pass it has files of, one after another
+		(
+			for n in "${names[@]}"; do
+				files=$(tr ' ' '\n' <<<"${plan[c]}" | sed -n "s/^$n=//p" | tr '\n' ' ')
+				# shellcheck disable=SC2086 # file names have no spaces
+				[ -z "$files" ] || run_guest "$n" "$c" $files
+			done
+		) &
 	done
 	wait
-else
-	for n in "${names[@]}"; do
-		# shellcheck disable=SC2046
-		run_pass "$n" $(files "$n")
-	done
 fi
 [ $phase = run ] && exit 0
 for n in "${names[@]}"; do
-	# shellcheck disable=SC2046
-	report_pass "$n" $(files "$n")
+	report_pass "$n"
 done
 exit 0
