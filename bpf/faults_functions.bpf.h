@@ -174,26 +174,7 @@ static __always_inline int on_memslot_exit(void)
 	return 0;
 }
 
-SEC("fentry/kvm_mmu_page_fault")
-int BPF_PROG(kvm_mmu_page_fault_fentry)
-{
-	return on_fault_entry();
-}
-SEC("fexit/kvm_mmu_page_fault")
-int BPF_PROG(kvm_mmu_page_fault_fexit)
-{
-	return on_fault_exit();
-}
-SEC("kprobe/kvm_mmu_page_fault")
-int BPF_KPROBE(kvm_mmu_page_fault_kprobe)
-{
-	return on_fault_entry();
-}
-SEC("kretprobe/kvm_mmu_page_fault")
-int BPF_KRETPROBE(kvm_mmu_page_fault_kretprobe)
-{
-	return on_fault_exit();
-}
+FUNC_PAIR(kvm_mmu_page_fault, on_fault_entry(), on_fault_exit())
 
 /* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */
 #define HANDLER_PROBES(func, kind)                                                                 \
@@ -224,37 +205,8 @@ HANDLER_PROBES(paging32_page_fault, HANDLER_SHADOW)
 HANDLER_PROBES(ept_page_fault, HANDLER_SHADOW)
 HANDLER_PROBES(nonpaging_page_fault, HANDLER_NONPAGING)
 
-SEC("fentry/direct_page_fault")
-int BPF_PROG(direct_page_fault_fentry, struct kvm_vcpu *vcpu)
-{
-	return on_direct_entry(vcpu);
-}
-SEC("kprobe/direct_page_fault")
-int BPF_KPROBE(direct_page_fault_kprobe, struct kvm_vcpu *vcpu)
-{
-	return on_direct_entry(vcpu);
-}
-
-SEC("fentry/kvm_vcpu_gfn_to_memslot")
-int BPF_PROG(kvm_vcpu_gfn_to_memslot_fentry)
-{
-	return on_memslot_entry();
-}
-SEC("fexit/kvm_vcpu_gfn_to_memslot")
-int BPF_PROG(kvm_vcpu_gfn_to_memslot_fexit)
-{
-	return on_memslot_exit();
-}
-SEC("kprobe/kvm_vcpu_gfn_to_memslot")
-int BPF_KPROBE(kvm_vcpu_gfn_to_memslot_kprobe)
-{
-	return on_memslot_entry();
-}
-SEC("kretprobe/kvm_vcpu_gfn_to_memslot")
-int BPF_KRETPROBE(kvm_vcpu_gfn_to_memslot_kretprobe)
-{
-	return on_memslot_exit();
-}
+FUNC_ENTRY(direct_page_fault, on_direct_entry(vcpu), struct kvm_vcpu *vcpu)
+FUNC_PAIR(kvm_vcpu_gfn_to_memslot, on_memslot_entry(), on_memslot_exit())
 
 char LICENSE[] SEC("license") = "GPL";
 

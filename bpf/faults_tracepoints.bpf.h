@@ -66,6 +66,7 @@ struct fault_view {
 };
 
 #define FAULT_SPAN 32 /* bytes from ->addr that hold ->write and ->is_tdp (16 on 5.16..6.12) */
+_Static_assert(KVMMMU_POWER_OF_TWO(FAULT_SPAN), "fault bytes are indexed & (FAULT_SPAN - 1)");
 
 /*
  * The fields of a tp_btf program's FAULT, a typed pointer: direct loads (the

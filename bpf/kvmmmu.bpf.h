@@ -215,4 +215,56 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 		return body_call;                                                                  \
 	}
 
+/*
+ * A function's entry and exit, both ways user space may choose to have
+ * them (fentry/fexit, or kprobe/kretprobe); the bodies read no argument.
+ */
+#define FUNC_PAIR(func, entry_call, exit_call)                                                     \
+	SEC("fentry/" #func)                                                                       \
+	int BPF_PROG(func##_fentry)                                                                \
+	{                                                                                          \
+		return entry_call;                                                                 \
+	}                                                                                          \
+	SEC("fexit/" #func)                                                                        \
+	int BPF_PROG(func##_fexit)                                                                 \
+	{                                                                                          \
+		return exit_call;                                                                  \
+	}                                                                                          \
+	SEC("kprobe/" #func)                                                                       \
+	int BPF_KPROBE(func##_kprobe)                                                              \
+	{                                                                                          \
+		return entry_call;                                                                 \
+	}                                                                                          \
+	SEC("kretprobe/" #func)                                                                    \
+	int BPF_KRETPROBE(func##_kretprobe)                                                        \
+	{                                                                                          \
+		return exit_call;                                                                  \
+	}
+
+/* A function's entry alone, both ways, its arguments named after CALL. */
+#define FUNC_ENTRY(func, call, ...)                                                                \
+	SEC("fentry/" #func)                                                                       \
+	int BPF_PROG(func##_fentry, ##__VA_ARGS__)                                                 \
+	{                                                                                          \
+		return call;                                                                       \
+	}                                                                                          \
+	SEC("kprobe/" #func)                                                                       \
+	int BPF_KPROBE(func##_kprobe, ##__VA_ARGS__)                                               \
+	{                                                                                          \
+		return call;                                                                       \
+	}
+
+/* A kprobe and its kretprobe, for functions only kprobes reach here. */
+#define KPROBE_PAIR(func, entry_call, exit_call, ...)                                              \
+	SEC("kprobe/" #func)                                                                       \
+	int BPF_KPROBE(func##_kprobe, ##__VA_ARGS__)                                               \
+	{                                                                                          \
+		return entry_call;                                                                 \
+	}                                                                                          \
+	SEC("kretprobe/" #func)                                                                    \
+	int BPF_KRETPROBE(func##_kretprobe)                                                        \
+	{                                                                                          \
+		return exit_call;                                                                  \
+	}
+
 #endif

@@ -192,29 +192,7 @@ static __always_inline int on_root_load_exit(void)
 	return 0;
 }
 
-SEC("fentry/kvm_mmu_load")
-int BPF_PROG(kvm_mmu_load_fentry)
-{
-	return on_root_load_entry();
-}
-
-SEC("fexit/kvm_mmu_load")
-int BPF_PROG(kvm_mmu_load_fexit)
-{
-	return on_root_load_exit();
-}
-
-SEC("kprobe/kvm_mmu_load")
-int BPF_KPROBE(kvm_mmu_load_kprobe)
-{
-	return on_root_load_entry();
-}
-
-SEC("kretprobe/kvm_mmu_load")
-int BPF_KRETPROBE(kvm_mmu_load_kretprobe)
-{
-	return on_root_load_exit();
-}
+FUNC_PAIR(kvm_mmu_load, on_root_load_entry(), on_root_load_exit())
 
 /* KVM_MMU_ROOT_CURRENT and the KVM_MMU_NUM_PREV_ROOTS (3) previous roots */
 #define EVERY_ROOT 0xfUL
@@ -238,17 +216,7 @@ static __always_inline int on_free_roots(void *mmu, unsigned long roots)
 	return count(KVMMMU_ROOT_UNLOADS);
 }
 
-SEC("fentry/kvm_mmu_free_roots")
-int BPF_PROG(kvm_mmu_free_roots_fentry, void *kvm, void *mmu, unsigned long roots)
-{
-	return on_free_roots(mmu, roots);
-}
-
-SEC("kprobe/kvm_mmu_free_roots")
-int BPF_KPROBE(kvm_mmu_free_roots_kprobe, void *kvm, void *mmu, unsigned long roots)
-{
-	return on_free_roots(mmu, roots);
-}
+FUNC_ENTRY(kvm_mmu_free_roots, on_free_roots(mmu, roots), void *kvm, void *mmu, unsigned long roots)
 
 /* The first fields of kvm_userspace_memory_region(2) and of kvm_(clear_)dirty_log. */
 struct memory_region_head {

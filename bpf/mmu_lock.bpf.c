@@ -177,29 +177,8 @@ static __always_inline int on_contention_begin(void *lock, unsigned int flags)
 	return begin(lock, flags & LCB_F_WRITE ? KVMMMU_LOCK_WRITE : KVMMMU_LOCK_READ);
 }
 
-SEC("tp_btf/contention_begin")
-int BPF_PROG(contention_begin_btf, void *lock, unsigned int flags)
-{
-	return on_contention_begin(lock, flags);
-}
-
-SEC("raw_tp/contention_begin")
-int BPF_PROG(contention_begin_raw, void *lock, unsigned int flags)
-{
-	return on_contention_begin(lock, flags);
-}
-
-SEC("tp_btf/contention_end")
-int BPF_PROG(contention_end_btf, void *lock, int ret)
-{
-	return end(lock);
-}
-
-SEC("raw_tp/contention_end")
-int BPF_PROG(contention_end_raw, void *lock, int ret)
-{
-	return end(lock);
-}
+TP_PAIR(contention_begin, on_contention_begin(lock, flags), void *lock, unsigned int flags)
+TP_PAIR(contention_end, end(lock), void *lock, int ret)
 
 /*
  * Before the tracepoints (5.19): the qrwlock slow paths, entered only under
@@ -232,28 +211,9 @@ static __always_inline int slowpath_end(void)
 	return 0;
 }
 
-SEC("kprobe/queued_read_lock_slowpath")
-int BPF_KPROBE(queued_read_lock_slowpath_kprobe, void *lock)
-{
-	return slowpath_begin(lock, KVMMMU_LOCK_READ);
-}
-
-SEC("kretprobe/queued_read_lock_slowpath")
-int BPF_KRETPROBE(queued_read_lock_slowpath_kretprobe)
-{
-	return slowpath_end();
-}
-
-SEC("kprobe/queued_write_lock_slowpath")
-int BPF_KPROBE(queued_write_lock_slowpath_kprobe, void *lock)
-{
-	return slowpath_begin(lock, KVMMMU_LOCK_WRITE);
-}
-
-SEC("kretprobe/queued_write_lock_slowpath")
-int BPF_KRETPROBE(queued_write_lock_slowpath_kretprobe)
-{
-	return slowpath_end();
-}
+KPROBE_PAIR(queued_read_lock_slowpath, slowpath_begin(lock, KVMMMU_LOCK_READ), slowpath_end(),
+	    void *lock)
+KPROBE_PAIR(queued_write_lock_slowpath, slowpath_begin(lock, KVMMMU_LOCK_WRITE), slowpath_end(),
+	    void *lock)
 
 char LICENSE[] SEC("license") = "GPL";
