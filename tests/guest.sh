@@ -60,10 +60,15 @@ run_guest() {
 
 # report_pass NAME: each of its guests' logs, then their results under guest/NAME/.
 report_pass() {
-	local name=$1 dir line
+	local name=$1 dir line guests=0
 	for dir in "$BUILD/guest/$name"/*/; do
 		dir=${dir%/}
-		[ -f "$dir/rc" ] || continue
+		[ -d "$dir" ] || continue
+		guests=$((guests + 1))
+		if [ ! -f "$dir/rc" ]; then
+			fail "guest/$name" "a guest never ended: $(cat "$dir/files" 2>/dev/null); see $dir/log"
+			continue
+		fi
 		echo "== guest/$name (guest ${dir##*/}, $(cat "$dir/seconds") s): $(cat "$dir/files")"
 		sed 's/^/  /' "$dir/log"
 		while IFS= read -r line; do
@@ -75,6 +80,7 @@ report_pass() {
 				"$dir/files"); see $dir/log"
 		fi
 	done
+	[ "$guests" -gt 0 ] || fail "guest/$name" "no guest ran this pass (see $BUILD/guest/$name)"
 }
 
 phase=all

@@ -139,15 +139,18 @@ static void retain_traced(const struct session *s, struct model *m)
 static void kvm_stats_tick(struct session *s, const int *pids, size_t n)
 {
 	bool all = !s->opts.n_specs && !s->opts.command;
-	int shown[MAX_TRACED];
+	int *shown = n ? malloc(n * sizeof(*shown)) : NULL;
 	size_t n_shown = 0;
 
-	if (!s->opts.kvm_stats)
+	if (!s->opts.kvm_stats || (n && !shown)) {
+		free(shown);
 		return;
-	for (size_t i = 0; i < n && n_shown < MAX_TRACED; i++)
+	}
+	for (size_t i = 0; i < n; i++)
 		if (all || session_is_traced(s, pids[i]))
 			shown[n_shown++] = pids[i];
 	kvm_counts_tick(&s->kvm, &s->c.threads, shown, n_shown);
+	free(shown);
 }
 
 /*

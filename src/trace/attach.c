@@ -243,7 +243,10 @@ void attach_links_destroy(struct attach_links *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* A verifier log's last lines say what it refused: room for them, not for all of it. */
+/*
+ * A verifier log's last lines say what it refused: room for them, not for
+ * all of it (the kernel keeps the end from 6.4 on, the beginning before).
+ */
 #define WATCH_LOG_SIZE (32 * 1024)
 
 int load_watch_add(struct load_watch *w, const struct probe_progs *pp)

@@ -161,8 +161,10 @@ int events_source_open(struct events_source *x, const struct source_env *env,
 	x->mono_to_wall = sysinfo_now() - (mono.tv_sec + mono.tv_nsec / 1e9);
 again:
 	x->skel = mmu_events_bpf__open();
-	if (!x->skel)
+	if (!x->skel) {
+		x->n_probes = 0; /* a plan of an earlier open would say nothing true */
 		return -errno;
+	}
 	x->skel->rodata->filter_pids = env->opts->filter_pids;
 	plan(x, env, raw, pp, probe);
 	err = shared_maps_reuse(&env->maps, x->skel->maps.traced_pids, x->skel->maps.thread_stats,

@@ -252,6 +252,39 @@ static bool load_another_way(struct faults_source *fs, const struct bpf_program 
 }
 
 /*
+ * The load failed and no watched program's log says which was refused (a
+ * refusal before the verifier ran): once, every watched program the other
+ * way (tp_btf as raw_tp, fentry as kprobes), before giving up.
+ */
+static bool every_other_way(struct faults_source *fs, bool *done,
+			    enum attach_kind func_kind[N_FUNC], bool raw_only[N_TP])
+{
+	bool changed = false;
+
+	if (*done || !fs->watch.n)
+		return false;
+	*done = true;
+	for (size_t i = 0; i < N_TP; i++) {
+		changed |= !raw_only[i];
+		raw_only[i] = true;
+	}
+	for (size_t i = 0; i < N_FUNC; i++) {
+		if (func_kind[i] != ATTACH_FENTRY)
+			continue;
+		func_kind[i] = attach_kprobe_pmu() && fs->opts->mode != PROBE_MODE_FENTRY
+				       ? ATTACH_KPROBE
+				       : ATTACH_NONE;
+		snprintf(fs->probes[i].why, sizeof(fs->probes[i].why),
+			 "fentry: the object did not load with it");
+		changed = true;
+	}
+	if (changed)
+		vlog("note: the faults object did not load, and no program's log says why: "
+		     "loading it with raw_tp and kprobes instead");
+	return changed;
+}
+
+/*
  * A forced --probe-mode fentry or kprobe is a promise of exact outcomes from
  * the handlers: when one of them cannot be had that way, say why and stop,
  * rather than fall back to tracepoints behind the user's back.
@@ -403,7 +436,7 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 		       struct threads *threads)
 {
 	enum attach_kind func_kind[N_FUNC];
-	bool raw_only[N_TP] = {};
+	bool raw_only[N_TP] = {}, all_other_ways = false;
 	int err, attempt;
 
 	memset(fs, 0, sizeof(*fs));
@@ -454,8 +487,9 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 			return err; /* said */
 		if (!err)
 			err = faults_bpf__load(fs->skel);
-		if (err &&
-		    load_another_way(fs, load_watch_failed(&fs->watch), func_kind, raw_only)) {
+		if (err && err != -EPERM &&
+		    (load_another_way(fs, load_watch_failed(&fs->watch), func_kind, raw_only) ||
+		     every_other_way(fs, &all_other_ways, func_kind, raw_only))) {
 			close_faults(fs);
 			err = check_forced_mode(fs, func_kind);
 			if (err)

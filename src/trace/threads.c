@@ -169,11 +169,14 @@ static void process_gone(struct threads *t, __u32 tgid)
 	struct kvmmmu_thread_key gone = {.tgid = tgid};
 	struct thread_name *proc;
 
-	/* each thread first (a source may keep per-thread state beyond its figures), then all */
+	/*
+	 * each thread whose exit was not handled first (a source may keep
+	 * per-thread state beyond its figures), then all
+	 */
 	for (size_t i = 0; i < t->n_names; i++) {
 		struct kvmmmu_thread_key key = {.tgid = tgid, .tid = (__u32)t->names[i].tid};
 
-		if (t->names[i].tgid != (int)tgid || !key.tid)
+		if (t->names[i].tgid != (int)tgid || !key.tid || t->names[i].exited)
 			continue;
 		for (size_t h = 0; h < t->n_hooks; h++)
 			t->hooks[h].fn(t->hooks[h].ctx, &key, false);
@@ -187,10 +190,14 @@ static void process_gone(struct threads *t, __u32 tgid)
 
 void threads_exited(struct threads *t, const struct kvmmmu_thread_key *key, bool group_dead)
 {
-	struct thread_name *proc;
+	struct thread_name *proc, *th;
 
 	for (size_t i = 0; i < t->n_hooks; i++)
 		t->hooks[i].fn(t->hooks[i].ctx, key, false);
+	/* after the hooks: the faults source may have named it just now */
+	th = find_name(t, (int)key->tgid, (int)key->tid);
+	if (th)
+		th->exited = true;
 	if (!group_dead)
 		return;
 	/*

@@ -33,6 +33,7 @@ struct thread_name {
 	bool needs_proc;    /* process: some thread's vCPU must come from /proc */
 	bool gone;	    /* process: exited (no more /proc scans) */
 	bool dying;	    /* process: a thread's exit said it was the last: confirm in /proc */
+	bool exited;	    /* thread: its exit was handled (its entries retired) */
 	char *vm_name;	    /* process: the VM's name (vm_name.h), read at its first sighting */
 	struct vm_key *vms; /* process: its VMs, in the order seen (index - 1) */
 	size_t n_vms;

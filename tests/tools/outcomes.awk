@@ -1,4 +1,4 @@
-# outcomes.awk: in a kvmmmu CSV file, every vCPU's and thread's table of
+# outcomes.awk: in a kvmmmu CSV file, every VM's, vCPU's and thread's table of
 # faults by path and outcome (outcome_PATH_RET, last values) adds up: the
 # whole table to `faults`, each outcome's column to ret_pf_RET, each path's
 # row to path_PATH. Prints each row that does not, and exits 1 then; exits 2
@@ -14,7 +14,8 @@ BEGIN {
 	n_paths = split("fast tdp_mmu shadow direct", paths, " ")
 }
 !/^#/ && $5 == "bpf" && $7 == "" {
-	key = $2 " " ($4 == "" ? $3 : "vcpu" $4)
+	# a process's VMs apart (CSV v3's vm_index; older files: one VM a process)
+	key = $2 ($10 > 1 ? " #" $10 : "") " " ($4 == "" ? $3 : "vcpu" $4)
 	keys[key] = 1
 	last[key SUBSEP $6] = $8
 	if ($6 ~ /^outcome_/)
