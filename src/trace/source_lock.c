@@ -60,40 +60,23 @@ again:
 	}
 	l->skel->rodata->filter_pids = env->opts->filter_pids;
 	l->skel->rodata->func_mode = env->func_mode;
-	if (kp) {
-		pp[0] = (struct probe_progs){
-			.prog = {[SLOT_KPROBE] = l->skel->progs.queued_read_lock_slowpath_kprobe,
-				 [SLOT_KRETPROBE] =
-					 l->skel->progs.queued_read_lock_slowpath_kretprobe}};
-		pp[1] = (struct probe_progs){
-			.prog = {[SLOT_KPROBE] = l->skel->progs.queued_write_lock_slowpath_kprobe,
-				 [SLOT_KRETPROBE] =
-					 l->skel->progs.queued_write_lock_slowpath_kretprobe}};
-	} else {
-		pp[0] = (struct probe_progs){
-			.prog = {[SLOT_TP_BTF] = l->skel->progs.contention_begin_btf,
-				 [SLOT_RAW_TP] = l->skel->progs.contention_begin_raw}};
-		pp[1] = (struct probe_progs){
-			.prog = {[SLOT_TP_BTF] = l->skel->progs.contention_end_btf,
-				 [SLOT_RAW_TP] = l->skel->progs.contention_end_raw}};
-	}
-	/* the object has both ways: only the chosen one loads */
-	probe_progs_plan(
-		&(struct probe_progs){
-			.prog = {[SLOT_KPROBE] = l->skel->progs.queued_read_lock_slowpath_kprobe,
-				 [SLOT_KRETPROBE] =
-					 l->skel->progs.queued_read_lock_slowpath_kretprobe,
-				 [SLOT_TP_BTF] = l->skel->progs.contention_begin_btf,
-				 [SLOT_RAW_TP] = l->skel->progs.contention_begin_raw}},
-		p->kind);
-	probe_progs_plan(
-		&(struct probe_progs){
-			.prog = {[SLOT_KPROBE] = l->skel->progs.queued_write_lock_slowpath_kprobe,
-				 [SLOT_KRETPROBE] =
-					 l->skel->progs.queued_write_lock_slowpath_kretprobe,
-				 [SLOT_TP_BTF] = l->skel->progs.contention_end_btf,
-				 [SLOT_RAW_TP] = l->skel->progs.contention_end_raw}},
-		p->kind);
+	/*
+	 * The object has both ways, each pair a wait's begin and end: the
+	 * read-side slow path or contention_begin, the write side or
+	 * contention_end. Only the chosen kind loads (and attaches).
+	 */
+	pp[0] = (struct probe_progs){
+		.prog = {[SLOT_KPROBE] = l->skel->progs.queued_read_lock_slowpath_kprobe,
+			 [SLOT_KRETPROBE] = l->skel->progs.queued_read_lock_slowpath_kretprobe,
+			 [SLOT_TP_BTF] = l->skel->progs.contention_begin_btf,
+			 [SLOT_RAW_TP] = l->skel->progs.contention_begin_raw}};
+	pp[1] = (struct probe_progs){
+		.prog = {[SLOT_KPROBE] = l->skel->progs.queued_write_lock_slowpath_kprobe,
+			 [SLOT_KRETPROBE] = l->skel->progs.queued_write_lock_slowpath_kretprobe,
+			 [SLOT_TP_BTF] = l->skel->progs.contention_end_btf,
+			 [SLOT_RAW_TP] = l->skel->progs.contention_end_raw}};
+	probe_progs_plan(&pp[0], p->kind);
+	probe_progs_plan(&pp[1], p->kind);
 	err = shared_maps_reuse(&env->maps, l->skel->maps.traced_pids, l->skel->maps.thread_stats,
 				l->skel->maps.thread_news, l->skel->maps.seen_procs,
 				l->skel->maps.mmu_locks, l->skel->maps.vm_births);
