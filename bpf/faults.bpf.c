@@ -22,6 +22,7 @@
 #include "kvmmmu.h"
 #include "kvmmmu_maps.bpf.h" /* before the helpers, which use its maps */
 #include "kvmmmu.bpf.h"
+#include "core_fixes.bpf.h"
 
 /* the state every model shares, then the three models (user space picks one before load) */
 #include "faults_state.bpf.h"

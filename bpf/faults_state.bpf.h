@@ -12,7 +12,11 @@ const volatile int ret_pf_fixed = -1;
 const volatile int ret_pf_spurious = -1;
 const volatile int ret_pf_emulate = -1;
 const volatile int ret_pf_retry = -1;
-/* what a write fault that maps its page read-only returns: WRITE_PROTECTED (6.12+), else EMULATE */
+/*
+ * What a write fault that maps its page read-only returns: WRITE_PROTECTED
+ * (6.12+: "KVM: x86/mmu: Trigger unprotect logic only on write-protection
+ * page faults", 989a84c93f59), else EMULATE.
+ */
 const volatile int ret_pf_write_protected = -1;
 /* kvm.tdp_mmu as the module has it (6.3+, where the VM keeps no copy): -1 unknown, 0, 1 */
 const volatile int tdp_mmu_param = -1;
@@ -20,7 +24,8 @@ const volatile int tdp_mmu_param = -1;
 const volatile __u32 sample_every = 1;
 /*
  * Which raw argument of kvm:kvm_page_fault holds the error code: 2 where the
- * tracepoint passes the vCPU first (6.1+), 1 before; -1 unknown (no filter).
+ * tracepoint passes the vCPU first (6.1+: "KVM: Add extra information in
+ * kvm_page_fault trace point", faa03b39722a), 1 before; -1 unknown (no filter).
  */
 const volatile int pf_exit_error_code_arg = -1;
 /*
@@ -193,41 +198,16 @@ static __always_inline void resolve_pending(struct kvmmmu_thread_stats *s)
 }
 
 /*
- * Before 6.3, direct_page_fault() also handled the TDP MMU's faults: it chose
- * kvm_tdp_mmu_map() by the VM's tdp_mmu_enabled, a snapshot of the module
- * parameter that 6.3 removed when it split out kvm_tdp_mmu_page_fault().
- * The "___pre_6_3" flavours match struct kvm_arch and struct kvm where the
- * member exists; elsewhere bpf_core_field_exists() is false.
- */
-struct kvm_arch___pre_6_3 {
-	bool tdp_mmu_enabled;
-} __attribute__((preserve_access_index));
-
-struct kvm___pre_6_3 {
-	struct kvm_arch___pre_6_3 arch;
-} __attribute__((preserve_access_index));
-
-static __always_inline bool vm_tdp_mmu_enabled(struct kvm_vcpu *vcpu)
-{
-	struct kvm___pre_6_3 *kvm = (void *)BPF_CORE_READ(vcpu, kvm);
-
-	if (!bpf_core_field_exists(kvm->arch.tdp_mmu_enabled))
-		return false;
-	return BPF_CORE_READ(kvm, arch.tdp_mmu_enabled);
-}
-
-/*
  * Whether the thread's VM uses the TDP MMU, found once per thread: before
  * 6.3 from its struct kvm, since then from the module parameter (read-only
  * while KVM is loaded, so the same for every VM).
  */
 static __always_inline bool thread_vm_tdp_mmu(struct kvmmmu_thread_stats *s)
 {
-	struct kvm___pre_6_3 *probe = NULL;
 	struct kvm_vcpu *vcpu;
 
 	if (!s->st.vm_mmu) {
-		if (bpf_core_field_exists(probe->arch.tdp_mmu_enabled)) {
+		if (kvm_has_vm_tdp_mmu_flag()) {
 			vcpu = current_vcpu();
 			if (!vcpu)
 				return false; /* not known yet: ask again */

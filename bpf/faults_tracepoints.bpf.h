@@ -87,7 +87,7 @@ static __always_inline void read_fault_btf(struct kvm_page_fault *fault, struct 
 	}
 	v->addr = fault->addr;
 	v->write = fault->write;
-	v->is_tdp = bpf_core_field_exists(fault->is_tdp) ? fault->is_tdp : false;
+	v->is_tdp = fault_has_is_tdp() ? fault->is_tdp : false;
 	v->prefetch = fault->prefetch;
 }
 
@@ -101,8 +101,7 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 	__u32 base = bpf_core_field_offset(fault->addr);
 	__u32 w = bpf_core_field_offset(fault->write) - base;
 	__u32 pf = bpf_core_field_offset(fault->prefetch) - base;
-	__u32 t = bpf_core_field_exists(fault->is_tdp) ? bpf_core_field_offset(fault->is_tdp) - base
-						       : 0;
+	__u32 t = fault_has_is_tdp() ? bpf_core_field_offset(fault->is_tdp) - base : 0;
 	__u8 buf[FAULT_SPAN] = {};
 
 	v->addr = 0;
@@ -118,7 +117,7 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 		v->prefetch = buf[pf & (FAULT_SPAN - 1)];
 	else
 		v->prefetch = BPF_CORE_READ(fault, prefetch);
-	if (!bpf_core_field_exists(fault->is_tdp))
+	if (!fault_has_is_tdp())
 		return;
 	if (t < FAULT_SPAN)
 		v->is_tdp = buf[t & (FAULT_SPAN - 1)];
@@ -137,19 +136,15 @@ static __always_inline bool walk_is_fault_s(const struct fault_view *f, __u64 wa
 }
 TP_PAIR(kvm_mmu_walker_error, on_walker_error(), u32 pferr)
 
-struct kvm_vcpu___wants_to_run {
-	bool wants_to_run;
-} __attribute__((preserve_access_index));
-
-/* The vCPU ioctl is KVM_PRE_FAULT_MEMORY, not KVM_RUN (whose vcpu->wants_to_run is set). */
+/* The vCPU ioctl is KVM_PRE_FAULT_MEMORY, not KVM_RUN. */
 static __always_inline bool pre_faulting(void)
 {
-	struct kvm_vcpu___wants_to_run *vcpu = NULL;
+	struct kvm_vcpu *vcpu;
 
-	if (!bpf_core_field_exists(vcpu->wants_to_run))
-		return false; /* before 6.10: no KVM_PRE_FAULT_MEMORY */
-	vcpu = (void *)current_vcpu();
-	return vcpu && !BPF_CORE_READ(vcpu, wants_to_run);
+	if (!kvm_has_wants_to_run())
+		return false;
+	vcpu = current_vcpu();
+	return vcpu && !vcpu_wants_to_run(vcpu);
 }
 
 static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool btf)

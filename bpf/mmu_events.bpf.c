@@ -16,6 +16,7 @@
 #include "kvmmmu.h"
 #include "kvmmmu_maps.bpf.h" /* before the helpers, which use its maps */
 #include "kvmmmu.bpf.h"
+#include "core_fixes.bpf.h"
 
 /* include/uapi/linux/kvm.h: KVMIO is 0xAE; sizes are of the argument structs */
 #define KVM_IOW(nr, size) ((1U << 30) | ((size) << 16) | (0xAEU << 8) | (nr))
@@ -263,7 +264,7 @@ static __always_inline __u32 kernel_memslot(struct kvm *kvm, __u32 slot, __u32 *
 	__u32 id = slot & 0xffff, as_id = slot >> 16, h, node_off;
 	int node_idx;
 
-	if (!bpf_core_field_exists(slots->id_hash) || as_id > 1)
+	if (!kvm_has_memslot_id_hash() || as_id > 1)
 		return SLOT_UNKNOWN;
 	if (!kvm ||
 	    bpf_probe_read_kernel(&slots, sizeof(slots),

@@ -10,28 +10,8 @@
 #include "ret_pf.h"
 #include "tracefs.h"
 
-/* The kvmmmu and kvm events worth knowing about; lock:* are in kernel.c's section. */
-/* PART: the part of kvmmmu-hist and top (on by default) that attaches it, not loaded here. */
-static const struct {
-	const char *group, *event;
-	const char *part;
-} events[] = {
-	{"kvmmmu", "kvm_mmu_pagetable_walk", NULL},
-	{"kvmmmu", "kvm_mmu_paging_element", NULL},
-	{"kvmmmu", "kvm_mmu_walker_error", NULL},
-	{"kvmmmu", "kvm_mmu_spte_requested", NULL},
-	{"kvmmmu", "kvm_mmu_set_spte", NULL},
-	{"kvmmmu", "fast_page_fault", NULL},
-	{"kvmmmu", "kvm_tdp_mmu_spte_changed", NULL},
-	{"kvmmmu", "handle_mmio_page_fault", NULL},
-	{"kvmmmu", "mark_mmio_spte", NULL},
-	{"kvmmmu", "kvm_mmu_get_page", "mmu"},
-	{"kvmmmu", "kvm_mmu_prepare_zap_page", "mmu"},
-	{"kvmmmu", "kvm_mmu_zap_all_fast", "mmu"},
-	{"kvmmmu", "kvm_mmu_split_huge_page", "mmu"},
-	{"kvm", "kvm_page_fault", NULL},
-	{"kvm", "kvm_emulate_insn", NULL},
-	{"kvm", "kvm_userspace_exit", NULL},
+/* Events no source attaches that say what a host's KVM does; lock:* are in kernel.c's section. */
+static const struct source_tracepoint context_events[] = {
 	{"kvm", "kvm_entry", NULL},
 	{"kvm", "kvm_exit", NULL},
 };
@@ -98,8 +78,15 @@ void check_tracepoints(struct check_state *st)
 
 	report_heading("Tracepoints (present in tracefs; tp_btf possible; what kvmmmu attaches)");
 	report_item("tracefs", dir ? "yes" : "no", "%s", dir ? dir : "not mounted and cannot be");
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
-		report_tracepoint(st, events[i].group, events[i].event, events[i].part);
+	struct source_tracepoint tps[64];
+	size_t n = collector_tracepoints(tps, sizeof(tps) / sizeof(tps[0]));
+
+	/* the sources' own tables: what kvmmmu attaches is what is listed */
+	for (size_t i = 0; i < n && i < sizeof(tps) / sizeof(tps[0]); i++)
+		report_tracepoint(st, tps[i].group, tps[i].event,
+				  strcmp(tps[i].source, "faults") ? "mmu" : NULL);
+	for (size_t i = 0; i < sizeof(context_events) / sizeof(context_events[0]); i++)
+		report_tracepoint(st, context_events[i].group, context_events[i].event, NULL);
 }
 
 static const char *ksym_short(enum ksym_state s)

@@ -178,3 +178,10 @@ void collector_close(struct collector *c)
 	attach_engine_close(&c->engine);
 	memset(c, 0, sizeof(*c));
 }
+
+size_t collector_tracepoints(struct source_tracepoint *out, size_t max)
+{
+	size_t n = faults_source_tracepoints(out, max);
+
+	return n + events_source_tracepoints(out + (n < max ? n : max), n < max ? max - n : 0);
+}

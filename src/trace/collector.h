@@ -76,5 +76,10 @@ struct probe_status *collector_probes(const struct collector *c, size_t *n, size
 /* Whether a histogram can be filled with what is attached. */
 bool collector_hist_available(const struct collector *c, int hist, const char **why);
 void collector_close(struct collector *c);
+/*
+ * Every tracepoint any source can attach, the faults source's first, into
+ * OUT (at most MAX): how many there are. Needs no open collector.
+ */
+size_t collector_tracepoints(struct source_tracepoint *out, size_t max);
 
 #endif

@@ -43,6 +43,12 @@ struct collector_opts {
 	bool events; /* the MMU lifecycle and its timeline (bpf/mmu_events.bpf.c) */
 };
 
+/* A tracepoint a source attaches where the kernel has it (kvmmmu-check lists them). */
+struct source_tracepoint {
+	const char *group, *event;
+	const char *source; /* "faults", "events" */
+};
+
 /* The faults object's maps, by fd, for the other objects to reuse. */
 struct shared_maps {
 	int traced_pids, thread_stats, thread_news, seen_procs, mmu_locks, vm_births;

@@ -252,3 +252,11 @@ void events_source_close(struct events_source *x)
 	timeline_free(&x->timeline);
 	memset(x, 0, sizeof(*x));
 }
+
+size_t events_source_tracepoints(struct source_tracepoint *out, size_t max)
+{
+	for (size_t i = 0; i < N_LIFECYCLE && i < max; i++)
+		out[i] = (struct source_tracepoint){lifecycle_tps[i].group, lifecycle_tps[i].event,
+						    "events"};
+	return N_LIFECYCLE;
+}

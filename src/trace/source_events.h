@@ -53,5 +53,7 @@ int events_source_read(struct events_source *x, struct threads *threads, struct 
  */
 size_t events_source_forget(struct events_source *x, int pid, size_t before);
 void events_source_close(struct events_source *x);
+/* Its tracepoints into OUT (at most MAX): how many it has. */
+size_t events_source_tracepoints(struct source_tracepoint *out, size_t max);
 
 #endif

@@ -564,3 +564,11 @@ void faults_source_close(struct faults_source *fs)
 	ret_pf_free(&fs->ret_pf);
 	memset(fs, 0, sizeof(*fs));
 }
+
+size_t faults_source_tracepoints(struct source_tracepoint *out, size_t max)
+{
+	for (size_t i = 0; i < N_TP && i < max; i++)
+		out[i] = (struct source_tracepoint){tracepoints[i].group, tracepoints[i].event,
+						    "faults"};
+	return N_TP;
+}

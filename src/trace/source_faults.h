@@ -81,5 +81,7 @@ const struct probe_status *faults_source_probe(const struct faults_source *fs, c
 /* Whether a histogram can be filled with what is attached; WHY: why not. */
 bool faults_source_hist_available(const struct faults_source *fs, int hist, const char **why);
 void faults_source_close(struct faults_source *fs);
+/* Its tracepoints into OUT (at most MAX): how many it has. */
+size_t faults_source_tracepoints(struct source_tracepoint *out, size_t max);
 
 #endif

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Where KVM's types changed between the kernels kvmmmu runs on, in one place.
+ * Each difference is a CO-RE flavour ("type___name": libbpf matches it to the
+ * kernel's type by the name before the three underscores) and a helper that
+ * answers the question the programs ask, whichever kernel loads them. Each
+ * cites the upstream change that made the difference (subject, release, and
+ * the commit where it could be checked: see docs/architecture.md).
+ *
+ * Differences decided in user space rather than by CO-RE (the RET_PF_* values,
+ * tracepoint arguments) are rodata the loader sets: see faults_state.bpf.h.
+ */
+#ifndef KVMMMU_CORE_FIXES_BPF_H
+#define KVMMMU_CORE_FIXES_BPF_H
+
+/*
+ * kvm->arch.tdp_mmu_enabled: each VM's snapshot of kvm.tdp_mmu, which
+ * direct_page_fault() read to choose kvm_tdp_mmu_map(). Removed in 6.3 by
+ * "KVM: x86/mmu: Change tdp_mmu to a read-only parameter" (3af15ff47c4d),
+ * which made the parameter read-only and split out kvm_tdp_mmu_page_fault().
+ */
+struct kvm_arch___pre_6_3 {
+	bool tdp_mmu_enabled;
+} __attribute__((preserve_access_index));
+
+struct kvm___pre_6_3 {
+	struct kvm_arch___pre_6_3 arch;
+} __attribute__((preserve_access_index));
+
+/* Whether this kernel keeps the TDP MMU choice per VM (before 6.3). */
+static __always_inline bool kvm_has_vm_tdp_mmu_flag(void)
+{
+	struct kvm___pre_6_3 *kvm = NULL;
+
+	return bpf_core_field_exists(kvm->arch.tdp_mmu_enabled);
+}
+
+/* The VCPU's VM's TDP MMU flag; false where the kernel keeps none. */
+static __always_inline bool vm_tdp_mmu_enabled(struct kvm_vcpu *vcpu)
+{
+	struct kvm___pre_6_3 *kvm = (void *)BPF_CORE_READ(vcpu, kvm);
+
+	if (!bpf_core_field_exists(kvm->arch.tdp_mmu_enabled))
+		return false;
+	return BPF_CORE_READ(kvm, arch.tdp_mmu_enabled);
+}
+
+/*
+ * vcpu->wants_to_run: set while the vCPU is in KVM_RUN's loop. Added in 6.10
+ * by "KVM: Introduce vcpu->wants_to_run" (a6816314af57), just before
+ * KVM_PRE_FAULT_MEMORY, whose faults are the other kind a vCPU takes. Before
+ * it there is no KVM_PRE_FAULT_MEMORY: every vCPU fault is a run's.
+ */
+struct kvm_vcpu___wants_to_run {
+	bool wants_to_run;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool kvm_has_wants_to_run(void)
+{
+	struct kvm_vcpu___wants_to_run *vcpu = NULL;
+
+	return bpf_core_field_exists(vcpu->wants_to_run);
+}
+
+/* Whether VCPU is in KVM_RUN; only where kvm_has_wants_to_run(). */
+static __always_inline bool vcpu_wants_to_run(struct kvm_vcpu *vcpu)
+{
+	return BPF_CORE_READ((struct kvm_vcpu___wants_to_run *)vcpu, wants_to_run);
+}
+
+/*
+ * fault->is_tdp: struct kvm_page_fault came in 5.16 ("KVM: MMU: Introduce
+ * struct kvm_page_fault", in the first KVM pull for 5.16; its commit was not
+ * checked here). Tested rather than assumed so that a kernel whose BTF lacks
+ * the member still loads the programs, reading every fault as shadow paging's.
+ */
+static __always_inline bool fault_has_is_tdp(void)
+{
+	struct kvm_page_fault *fault = NULL;
+
+	return bpf_core_field_exists(fault->is_tdp);
+}
+
+/*
+ * A VM's memslots by id: the id_hash of struct kvm_memslots, through each
+ * slot's id_node[node_idx]. Both came in 5.17: "KVM: Resolve memslot ID via a
+ * hash table instead of via a static array" (26b8345abc75) and "KVM: Keep
+ * memslots in tree-based structures instead of array-based ones"
+ * (a54d806688fe). Before them, slots are found through id_to_index, which
+ * kvmmmu does not read (the memslot figures say "unknown" there).
+ */
+static __always_inline bool kvm_has_memslot_id_hash(void)
+{
+	struct kvm_memslots *slots = NULL;
+
+	return bpf_core_field_exists(slots->id_hash);
+}
+
+#endif
