@@ -56,6 +56,11 @@ GUEST_TDP_ONLY="test_exporter.sh"
 # tdp-ab group's kvmmmu-diff, its exporter group), and without /dev/kvm the
 # npt0 pass runs the exporter's file: make test within its 30 minutes.
 GUEST_TDP_HARNESS_COVERS="test_diff.sh test_exporter.sh"
+# Without /dev/kvm, kvmmmu-hist on nested paging is the harness's too (its
+# hist-fentry, -kprobe and -tracepoint, tdp-mmu, qemu and selftests groups,
+# each exact per vCPU against KVM): test_hist.sh runs in the npt0 pass only,
+# as this host kind's KVM (tracepoints, shadow paging) would run it.
+GUEST_TDP_HARNESS_COVERS_NO_KVM="test_hist.sh"
 
 needs_kvm() { grep -q '^# needs: /dev/kvm' "$1"; }
 
@@ -77,6 +82,8 @@ plan_guests() {
 		case " $GUEST_TDP_FILES " in *" $f "*) in_tdp=1 ;; esac
 		[ -n "$harness" ] &&
 			case " $GUEST_TDP_HARNESS_COVERS " in *" $f "*) in_tdp="" ;; esac
+		[ -n "$harness" ] && [ ! -c /dev/kvm ] &&
+			case " $GUEST_TDP_HARNESS_COVERS_NO_KVM " in *" $f "*) in_tdp="" ;; esac
 		[ -n "$in_tdp" ] && tdp_files="$tdp_files,$f"
 		if needs_kvm "$t" && [ ! -c /dev/kvm ]; then
 			kvm_all="$kvm_all,$f"

@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 		check_open_collector(&st, &env, NULL, 0);
 	else
 		st.collector_err = -ENOENT;
-	st.mode = env.mode;
+	st.mode = st.collector_open ? st.c.opts.mode : env.mode;
 	check_tracepoints(&st);
 	check_functions(&st);
 	check_ret_pf(&st);

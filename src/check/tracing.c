@@ -126,7 +126,8 @@ void check_functions(struct check_state *st)
 	enum ksym_state fpf = ksym_lookup(NULL, "fast_page_fault");
 	char heading[96];
 
-	snprintf(heading, sizeof(heading), "Function probes (--probe-mode %s)",
+	snprintf(heading, sizeof(heading), "Function probes (%s%s)",
+		 st->collector_open ? st->c.engine.mode_origin : "--probe-mode ",
 		 probe_mode_names[st->mode]);
 	report_heading(heading);
 	environment();

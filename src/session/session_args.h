@@ -24,7 +24,9 @@ enum {
 #define SESSION_PROBE_MODE_OPTION                                                                  \
 	{                                                                                          \
 		"probe-mode", SESSION_OPT_PROBE_MODE, "MODE", 0,                                   \
-			"How to probe functions: auto (default), fentry, kprobe or tracepoint", 0  \
+			"How to probe functions: auto (default, or KVMMMU_PROBE_MODE), fentry, "   \
+			"kprobe or tracepoint",                                                    \
+			0                                                                          \
 	}
 
 /* -p, --probe-mode and --sample; WHAT begins -p's help ("Trace only", "Export only") */

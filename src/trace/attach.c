@@ -30,11 +30,30 @@ int probe_mode_parse(const char *s, enum probe_mode *mode)
 	return -EINVAL;
 }
 
-int attach_engine_open(struct attach_engine *e, enum probe_mode mode,
+int probe_mode_resolve(enum probe_mode asked, enum probe_mode *mode, const char **origin)
+{
+	const char *env = getenv("KVMMMU_PROBE_MODE");
+
+	*mode = asked;
+	if (origin)
+		*origin = "--probe-mode ";
+	if (asked != PROBE_MODE_AUTO || !env || !*env)
+		return 0;
+	if (probe_mode_parse(env, mode)) {
+		elog("KVMMMU_PROBE_MODE '%s': expected auto, fentry, kprobe or tracepoint", env);
+		return -EINVAL;
+	}
+	if (origin)
+		*origin = "KVMMMU_PROBE_MODE=";
+	return 0;
+}
+
+int attach_engine_open(struct attach_engine *e, enum probe_mode mode, const char *mode_origin,
 		       unsigned int kretprobe_maxactive)
 {
 	memset(e, 0, sizeof(*e));
 	e->mode = mode;
+	e->mode_origin = mode_origin;
 	kprobes_init(&e->kprobes, kretprobe_maxactive);
 	return kernel_btf_load(&e->kb);
 }
@@ -122,7 +141,7 @@ enum attach_kind attach_choose_function(struct attach_engine *e, const char *fun
 	char fentry_why[160] = "";
 
 	if (e->mode == PROBE_MODE_TRACEPOINT) {
-		snprintf(why, len, "not tried (--probe-mode tracepoint)");
+		snprintf(why, len, "not tried (%stracepoint)", e->mode_origin);
 		return ATTACH_NONE;
 	}
 	if (unprobed_by_env(func)) {

@@ -32,15 +32,24 @@ enum probe_mode {
 /* "auto", "fentry", "kprobe", "tracepoint": --probe-mode's words, everywhere. */
 extern const char *const probe_mode_names[N_PROBE_MODES];
 int probe_mode_parse(const char *s, enum probe_mode *mode);
+/*
+ * The mode to use where --probe-mode said ASKED: KVMMMU_PROBE_MODE where it
+ * said nothing (auto), for a host's or a test pass's default. *ORIGIN, if
+ * not NULL, names what chose it, to print before the mode's name: "--probe-mode "
+ * or "KVMMMU_PROBE_MODE=".
+ * -EINVAL, said in one line, where the variable is no mode.
+ */
+int probe_mode_resolve(enum probe_mode asked, enum probe_mode *mode, const char **origin);
 
 struct attach_engine {
 	enum probe_mode mode;
-	struct kernel_btf kb;	/* for choosing and loading; freed once all is attached */
-	struct kprobes kprobes; /* every object's kprobes and kretprobes */
+	const char *mode_origin; /* "--probe-mode " or "KVMMMU_PROBE_MODE=" */
+	struct kernel_btf kb;	 /* for choosing and loading; freed once all is attached */
+	struct kprobes kprobes;	 /* every object's kprobes and kretprobes */
 };
 
 /* Loads the kernel's BTF (0, or -errno: kvmmmu needs it) and readies kprobe events. */
-int attach_engine_open(struct attach_engine *e, enum probe_mode mode,
+int attach_engine_open(struct attach_engine *e, enum probe_mode mode, const char *mode_origin,
 		       unsigned int kretprobe_maxactive);
 /* Every object is attached: the BTF (tens of MiB) goes; the kprobe events stay. */
 void attach_engine_settled(struct attach_engine *e);

@@ -23,12 +23,16 @@ static unsigned int kretprobe_maxactive(unsigned int max_threads)
 int collector_open(struct collector *c, const struct collector_opts *opts)
 {
 	struct source_env env = {.opts = &c->opts, .engine = &c->engine};
+	const char *mode_origin;
 	int err;
 
 	memset(c, 0, sizeof(*c));
 	c->opts = *opts;
+	err = probe_mode_resolve(opts->mode, &c->opts.mode, &mode_origin);
+	if (err)
+		return err;
 	thread_maps_init(&env.sizes, opts->max_threads);
-	err = attach_engine_open(&c->engine, opts->mode,
+	err = attach_engine_open(&c->engine, c->opts.mode, mode_origin,
 				 kretprobe_maxactive(env.sizes.max_threads));
 	if (err) {
 		elog("kernel BTF is not available (%s): kvmmmu needs CONFIG_DEBUG_INFO_BTF",

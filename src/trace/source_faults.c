@@ -299,8 +299,9 @@ static int check_forced_mode(struct faults_source *fs, const enum attach_kind fu
 		if (functions[i].may_be_absent &&
 		    ksym_lookup(NULL, functions[i].func) != KSYM_PRESENT)
 			continue;
-		elog("--probe-mode %s: %s cannot be probed: %s", probe_mode_names[fs->opts->mode],
-		     functions[i].func, fs->probes[i].why[0] ? fs->probes[i].why : "attach failed");
+		elog("%s%s: %s cannot be probed: %s", fs->engine->mode_origin,
+		     probe_mode_names[fs->opts->mode], functions[i].func,
+		     fs->probes[i].why[0] ? fs->probes[i].why : "attach failed");
 		return -EOPNOTSUPP;
 	}
 	return 0;

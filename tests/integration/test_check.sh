@@ -148,6 +148,9 @@ l=$(line_of kvm_mmu_page_fault)
 if ! grep -Eq '^[0-9a-f]+ [tT] kvm_mmu_page_fault(\s|$)' /proc/kallsyms; then
 	check "check/kvm_mmu_page_fault unavailable (not in kallsyms)" "got: $l" \
 		has_line '^  kvm_mmu_page_fault +unavailable +kallsyms: (absent|only a compiler clone)'
+elif [ "${KVMMMU_PROBE_MODE:-}" = tracepoint ]; then
+	check "check/kvm_mmu_page_fault not tried (KVMMMU_PROBE_MODE=tracepoint)" "got: $l" \
+		has_line '^  kvm_mmu_page_fault +unavailable .*not tried \(KVMMMU_PROBE_MODE=tracepoint\)'
 elif [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	# No kprobe PMU: fentry, or nothing with both reasons.
 	case "$l" in
@@ -224,4 +227,15 @@ rc=$?
 check "check/--probe-mode tracepoint exits 0" "exit $rc" [ "$rc" -eq 0 ]
 check "check/--probe-mode tracepoint skips function probes" "got: $(line_of kvm_mmu_page_fault)" \
 	has_line '^  kvm_mmu_page_fault +unavailable .*--probe-mode tracepoint'
+# KVMMMU_PROBE_MODE chooses where --probe-mode is not given, and says so;
+# one that is no mode is refused
+KVMMMU_PROBE_MODE=tracepoint "$CHECK" >"$OUT" 2>&1
+check "check/KVMMMU_PROBE_MODE-tracepoint-heading" "got: $(grep '^Function probes' "$OUT")" \
+	has_line '^Function probes \(KVMMMU_PROBE_MODE=tracepoint\)'
+check "check/KVMMMU_PROBE_MODE-tracepoint-not-tried" "got: $(line_of kvm_mmu_page_fault)" \
+	has_line '^  kvm_mmu_page_fault +unavailable .*not tried \(KVMMMU_PROBE_MODE=tracepoint\)'
+KVMMMU_PROBE_MODE=kprobes "$CHECK" >"$OUT" 2>&1
+rc=$?
+check "check/KVMMMU_PROBE_MODE-bogus-refused" "exit $rc: $(grep KVMMMU_PROBE_MODE "$OUT")" \
+	eval '[ $rc != 0 ] && grep -q "KVMMMU_PROBE_MODE '"'"'kprobes'"'"': expected auto, fentry, kprobe or tracepoint" "$OUT"'
 exit 0

@@ -42,7 +42,7 @@ check hist/header-says-mode "no probe header: $(probes "$TMP/h1.out")" \
 check hist/probes-wrapped "$(grep -A30 '^Probes:' "$TMP/h1.out" | awk 'length > 100' | head -2)" \
 	eval '[ "$(awk "/^Probes:/ { p = 1 } p && !/^(Probes:|        )/ { p = 0 } p && length > 100" "$TMP/h1.out" | wc -l)" = 0 ] &&
 		[ "$(awk "/^Probes:/ { p = 1; next } p && /^        / { n++; next } { p = 0 } END { print n + 0 }" "$TMP/h1.out")" -ge 1 ]'
-if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+if ! func_probes; then
 	check hist/header-says-unavailable "no 'Cannot show: ... fault_ns' line" \
 		grep -q '^Cannot show: fault_ns, ' "$TMP/h1.out"
 fi
@@ -369,6 +369,7 @@ bad bad-count 2 1 0
 bad bad-duration 2 -d -1
 bad bad-metric 2 --metric faults,bogus_ns
 bad bad-probe-mode 2 --probe-mode uprobe
+KVMMMU_PROBE_MODE=uprobe bad bad-probe-mode-env 1 -d 1
 bad unwritable-csv 1 --csv /nonexistent/dir/x.csv -d 1
 bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
 bad bad-vcpu 2 --vcpu x

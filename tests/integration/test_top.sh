@@ -243,13 +243,6 @@ check top/screen-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after")
 stats_after=$(cat /proc/sys/kernel/bpf_stats_enabled)
 check top/bpf-stats-restored "kernel.bpf_stats_enabled was $stats_before, is $stats_after" \
 	test "$stats_before" = "$stats_after"
-# SIGTERM while drawing: the terminal comes back all the same
-sh_run "clear; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui2.rc; stty -a > $TMP/stty.after2; echo TOP-TERM-DONE"
-wait_screen '^top-tui  '
-pkill -TERM -f "^$TOP -p top-tui -d 0.5"
-check top/sigterm-ends "$(screen | tail -3)" wait_screen '^TOP-TERM-DONE'
-check top/sigterm-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after2")" \
-	cmp -s "$TMP/stty.before" "$TMP/stty.after2"
 # since-start counts read off the screen equal KVM's, per VM and per vCPU,
 # while the exited VM is still marked (3 refreshes of 3 s)
 sh_run "clear; $TOP -p top-exact -d 3 --since-start; echo TOP-EXACT-DONE"
@@ -277,7 +270,7 @@ la=$!
 lb=$!
 wait_vm $la
 wait_vm $lb
-sh_run "clear; $TOP -p top-sort-a -p top-sort-b -s name --since-start -d 0.5; echo TOP-SORT-DONE"
+sh_run "clear; $TOP -p top-sort-a -p top-sort-b -s name --since-start -d 0.5; stty -a > $TMP/stty.after2; echo TOP-SORT-DONE"
 order() { screen | awk '$1 ~ /^top-sort-/ { printf "%s ", $1 }'; }
 check top/screen-sort-by-name "rows: $(order)" \
 	screen_until eval '[ "$(order)" = "top-sort-a top-sort-b " ]'
@@ -293,26 +286,26 @@ check top/screen-paused-frozen "faults $p1, 1.5 s later $p2" test -n "$p1" -a "$
 tmux send-keys -t kvmmmu-top ' '
 check top/screen-unpaused-moves "faults $p1 when paused, then $(screen | awk '$1 == "top-sort-a" { print $4 }')" \
 	screen_until eval '[ "$(screen | awk "\$1 == \"top-sort-a\" { print \$4 }")" != "$p1" ]'
-tmux send-keys -t kvmmmu-top q
-wait_screen '^TOP-SORT-DONE'
-# 80 columns: whole columns only, no row wraps onto the next line, and the
-# line under the header says how many columns a wider terminal would show
+# the same top, resized (SIGWINCH) to 80 columns: whole columns only, no
+# row wraps onto the next line, and the line under the header says how many
+# columns a wider terminal would show
 tmux resize-window -t kvmmmu-top -x 80 -y 20 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 80 -y 20
-sh_run "clear; $TOP -p top-sort-a -d 0.5; echo TOP-80-DONE"
 check top/screen-80-cols-says-cut "$(screen | sed -n 4p)" wait_screen '^[0-9]* columns past the edge ([0-9]* wide shows all)'
-check top/screen-80-cols-no-wrap "$(screen | sed -n 5,8p)" \
-	screen_until eval '[ "$(screen | sed -n 6p | cut -c1-10)" = "top-sort-a" ] && [ -z "$(screen | sed -n 7p | tr -d " ")" ]'
-tmux send-keys -t kvmmmu-top q
-wait_screen '^TOP-80-DONE'
+check top/screen-80-cols-no-wrap "$(screen | sed -n 5,9p)" \
+	screen_until eval '[ "$(screen | sed -n 6p | cut -c1-9)" = "top-sort-" ] && [ "$(screen | sed -n 7p | cut -c1-9)" = "top-sort-" ] && [ -z "$(screen | sed -n 8p | tr -d " ")" ]'
+# then too small for the table: one line that says so
+tmux resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 40 -y 6
+check top/screen-too-small "$(screen)" wait_screen 'the terminal is 40x6'
+# and SIGTERM while drawing: the terminal comes back all the same
+tmux resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 150 -y 30
+wait_screen '^top-sort-'
+pkill -TERM -f "^$TOP -p top-sort-a -p top-sort-b"
+check top/sigterm-ends "$(screen | tail -3)" wait_screen '^TOP-SORT-DONE'
+check top/sigterm-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after2")" \
+	cmp -s "$TMP/stty.before" "$TMP/stty.after2"
 kill $la $lb 2>/dev/null
 wait $la $lb 2>/dev/null
-# a terminal too small for the table: one line that says so
-tmux resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 40 -y 6
-sh_run "clear; $TOP -p top-tui -d 0.5"
-check top/screen-too-small "$(screen)" wait_screen 'the terminal is 40x6'
-tmux send-keys -t kvmmmu-top q
 # a terminal ncurses knows nothing of: a note, then batch frames (it exited 1)
-tmux resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 150 -y 30
 sh_run "clear; TERM=no-such-term $TOP -p top-tui -d 0.5 -n 2 2>$TMP/term.err; echo TERM-RC=\$?"
 wait_screen '^TERM-RC='
 check top/unknown-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep TERM-RC), $(cat "$TMP/term.err")" \
