@@ -14,7 +14,7 @@
  * request) named. START_NS is when kvm_mmu_do_page_fault() was called, 0 if
  * the event was enabled during the fault.
  */
-static __always_inline int on_fault_done(int ret, __u64 start_ns)
+static __always_inline int on_fault_done(u64 error_code, int ret, __u64 start_ns)
 {
 	struct kvmmmu_thread_stats *s = thread();
 	enum kvmmmu_fault_path path;
@@ -31,7 +31,8 @@ static __always_inline int on_fault_done(int ret, __u64 start_ns)
 		path = KVMMMU_FP_SHADOW;
 	else
 		path = thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU : KVMMMU_FP_DIRECT;
-	s->counters[KVMMMU_FAULTS]++;
+	s->st.access = kvmmmu_access_from_pferr(error_code); /* kvm_mmu_page_fault's */
+	count_fault(s);
 	s->counters[KVMMMU_PATH_FAST + path]++;
 	count_ret(s, ret, path);
 	/*
@@ -51,7 +52,7 @@ static __always_inline int on_fault_done(int ret, __u64 start_ns)
 	s->st.tdp_changes = 0;
 	return 0;
 }
-TP_PAIR(kvm_mmu_page_fault_done, on_fault_done(ret, start_ns), struct kvm_vcpu *vcpu,
+TP_PAIR(kvm_mmu_page_fault_done, on_fault_done(error_code, ret, start_ns), struct kvm_vcpu *vcpu,
 	gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns)
 
 #endif

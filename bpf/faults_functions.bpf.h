@@ -10,7 +10,7 @@
 
 /* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */
 
-static __always_inline int on_fault_entry(void)
+static __always_inline int on_fault_entry(u64 error_code)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
@@ -26,6 +26,7 @@ static __always_inline int on_fault_entry(void)
 		__sync_fetch_and_add(&health.exits_lost, 1);
 	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
 	s->st.in_fault = 1;
+	s->st.access = kvmmmu_access_from_pferr(error_code);
 	s->st.handled = 0;
 	s->st.pre_lookups = 0;
 	s->st.fast_resolved = 0;
@@ -102,7 +103,7 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 		return 0;
 	if (s->st.in_fault) {
 		s->st.handled = 1;
-		s->counters[KVMMMU_FAULTS]++;
+		count_fault(s);
 		if (s->st.fast_resolved) {
 			count_ret(s, (int)ret, KVMMMU_FP_FAST);
 		} else {
@@ -174,7 +175,9 @@ static __always_inline int on_memslot_exit(void)
 	return 0;
 }
 
-FUNC_PAIR(kvm_mmu_page_fault, on_fault_entry(), on_fault_exit())
+/* (vcpu, cr2_or_gpa, error_code, insn, insn_len): the error code in PFERR_* bits on every vendor */
+FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(error_code), on_fault_exit(),
+	       struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
 
 /* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */
 #define HANDLER_PROBES(func, kind)                                                                 \

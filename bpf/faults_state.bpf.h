@@ -127,6 +127,32 @@ static __always_inline void count_ret(struct kvmmmu_thread_stats *s, int ret,
 	s->outcomes[path & (KVMMMU_N_FAULT_PATHS - 1)][slot & (KVMMMU_RET_PF_SLOTS - 1)]++;
 }
 
+/*
+ * A fault KVM counts (pf_taken), and its access kind (st.access, which it
+ * uses up): read, write or fetch, and present or not, or unknown.
+ */
+static __always_inline void count_fault(struct kvmmmu_thread_stats *s)
+{
+	__u32 a = s->st.access;
+
+	s->counters[KVMMMU_FAULTS]++;
+	s->st.access = 0;
+	if (!(a & KVMMMU_ACC_KNOWN)) {
+		s->counters[KVMMMU_ACCESS_UNKNOWN]++;
+		return;
+	}
+	if (a & KVMMMU_ACC_FETCH)
+		s->counters[KVMMMU_ACCESS_FETCH]++;
+	else if (a & KVMMMU_ACC_WRITE)
+		s->counters[KVMMMU_ACCESS_WRITE]++;
+	else
+		s->counters[KVMMMU_ACCESS_READ]++;
+	if (a & KVMMMU_ACC_PRESENT)
+		s->counters[KVMMMU_ACCESS_PRESENT]++;
+	else
+		s->counters[KVMMMU_ACCESS_NOT_PRESENT]++;
+}
+
 /* A prefetch's outcome RET: in ret_pf[] (KVM's pf_fixed), in no path. */
 static __always_inline void count_ret_only(struct kvmmmu_thread_stats *s, int ret)
 {

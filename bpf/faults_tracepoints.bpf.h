@@ -60,13 +60,20 @@ static __always_inline int on_walker_error(void)
 /* What the tracepoint model reads of a struct kvm_page_fault. */
 struct fault_view {
 	__u64 addr;
+	__u32 access; /* KVMMMU_ACC_* */
 	bool write;
 	bool is_tdp;
 	bool prefetch;
 };
 
-#define FAULT_SPAN 32 /* bytes from ->addr that hold ->write and ->is_tdp (16 on 5.16..6.12) */
+#define FAULT_SPAN 32 /* bytes from ->addr that hold the flags read (16 on 5.16..6.12) */
 _Static_assert(KVMMMU_POWER_OF_TWO(FAULT_SPAN), "fault bytes are indexed & (FAULT_SPAN - 1)");
+
+static __always_inline __u32 fault_access(bool write, bool exec, bool present)
+{
+	return KVMMMU_ACC_KNOWN | (write ? KVMMMU_ACC_WRITE : 0) | (exec ? KVMMMU_ACC_FETCH : 0) |
+	       (present ? KVMMMU_ACC_PRESENT : 0);
+}
 
 /*
  * The fields of a tp_btf program's FAULT, a typed pointer: direct loads (the
@@ -82,6 +89,7 @@ static __always_inline void read_fault_btf(struct kvm_page_fault *fault, struct 
 	 */
 	if (!fault) {
 		v->addr = 0;
+		v->access = 0;
 		v->write = v->is_tdp = v->prefetch = false;
 		return;
 	}
@@ -89,7 +97,13 @@ static __always_inline void read_fault_btf(struct kvm_page_fault *fault, struct 
 	v->write = fault->write;
 	v->is_tdp = fault_has_is_tdp() ? fault->is_tdp : false;
 	v->prefetch = fault->prefetch;
+	v->access = fault_access(v->write, fault->exec, fault->present);
 }
+
+/* FAULT's bool FIELD, at OFF from ->addr: from BUF (its first bytes) when there, else on its own.
+ */
+#define FAULT_FLAG(buf, off, fault, field)                                                         \
+	((off) < FAULT_SPAN ? (bool)(buf)[(off) & (FAULT_SPAN - 1)] : BPF_CORE_READ(fault, field))
 
 /*
  * A raw_tp program's FAULT is a plain number: one read of the fault's first
@@ -101,28 +115,23 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 	__u32 base = bpf_core_field_offset(fault->addr);
 	__u32 w = bpf_core_field_offset(fault->write) - base;
 	__u32 pf = bpf_core_field_offset(fault->prefetch) - base;
+	__u32 x = bpf_core_field_offset(fault->exec) - base;
+	__u32 p = bpf_core_field_offset(fault->present) - base;
 	__u32 t = fault_has_is_tdp() ? bpf_core_field_offset(fault->is_tdp) - base : 0;
 	__u8 buf[FAULT_SPAN] = {};
 
 	v->addr = 0;
+	v->access = 0;
 	v->write = v->is_tdp = v->prefetch = false;
 	if (!fault || bpf_probe_read_kernel(buf, sizeof(buf), (void *)fault + base))
 		return;
 	v->addr = *(__u64 *)buf;
-	if (w < FAULT_SPAN)
-		v->write = buf[w & (FAULT_SPAN - 1)];
-	else
-		v->write = BPF_CORE_READ(fault, write);
-	if (pf < FAULT_SPAN)
-		v->prefetch = buf[pf & (FAULT_SPAN - 1)];
-	else
-		v->prefetch = BPF_CORE_READ(fault, prefetch);
-	if (!fault_has_is_tdp())
-		return;
-	if (t < FAULT_SPAN)
-		v->is_tdp = buf[t & (FAULT_SPAN - 1)];
-	else
-		v->is_tdp = BPF_CORE_READ(fault, is_tdp);
+	v->write = FAULT_FLAG(buf, w, fault, write);
+	v->prefetch = FAULT_FLAG(buf, pf, fault, prefetch);
+	v->access = fault_access(v->write, FAULT_FLAG(buf, x, fault, exec),
+				 FAULT_FLAG(buf, p, fault, present));
+	if (fault_has_is_tdp())
+		v->is_tdp = FAULT_FLAG(buf, t, fault, is_tdp);
 }
 
 /*
@@ -165,8 +174,10 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
 	s->st.prefetch = f.prefetch ? (pre_faulting() ? PREFETCH_PRE_FAULT : PREFETCH_ASYNC_PF) : 0;
+	if (!f.prefetch)
+		s->st.access = f.access;
 	if (!func_mode && !done_event && !f.prefetch)
-		s->counters[KVMMMU_FAULTS]++;
+		count_fault(s);
 	s->st.exit_pending = 0; /* the exit's fault, shown */
 	s->st.pending = 1;
 	s->st.tdp_changes = 0;
@@ -303,9 +314,10 @@ TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(gfn, level, new_spte), int
  * SPURIOUS; only the last two end the fault (counted in pf_fast). Test for
  * those two: they are known wherever the values come from.
  */
-static __always_inline int on_fast_page_fault(int ret)
+static __always_inline int on_fast_page_fault(struct kvm_page_fault *fault, int ret, bool btf)
 {
 	struct kvmmmu_thread_stats *s = thread();
+	struct fault_view f;
 	__u64 now;
 
 	if (!s || !armed)
@@ -324,14 +336,20 @@ static __always_inline int on_fast_page_fault(int ret)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.handler_ts);
 	}
 	if (!func_mode) {
-		s->counters[KVMMMU_FAULTS]++;
+		if (btf)
+			read_fault_btf(fault, &f);
+		else
+			read_fault_raw(fault, &f);
+		s->st.access = f.access;
+		count_fault(s);
 		count_ret(s, ret, KVMMMU_FP_FAST);
 		s->st.exit_pending = 0;
 	}
 	return 0;
 }
-TP_PAIR(fast_page_fault, on_fast_page_fault(ret), struct kvm_vcpu *vcpu,
-	struct kvm_page_fault *fault, u64 *sptep, u64 old_spte, int ret)
+TP_PAIR_TYPED(fast_page_fault, on_fast_page_fault(fault, ret, true),
+	      on_fast_page_fault(fault, ret, false), struct kvm_vcpu *vcpu,
+	      struct kvm_page_fault *fault, u64 *sptep, u64 old_spte, int ret)
 
 /*
  * Tracepoint model, the faults no SPTE request shows. A page-fault exit
@@ -351,7 +369,7 @@ static __always_inline void resolve_exit(struct kvmmmu_thread_stats *s, int ret)
 	if (!s->st.exit_pending || done_event)
 		return;
 	s->st.exit_pending = 0;
-	s->counters[KVMMMU_FAULTS]++;
+	count_fault(s); /* its access kind: the exit's error code */
 	s->st.tdp_mmu_fault = !s->st.exit_walked && thread_vm_tdp_mmu(s);
 	s->st.walked = s->st.exit_walked;
 	s->st.walk_ts = 0; /* no walk-to-SPTE sample: there was no SPTE */
@@ -407,11 +425,16 @@ static __always_inline int on_kvm_page_fault(const u64 *ctx)
 	 * or retries it; KVM counts neither in pf_taken. Only a stale MMIO SPTE
 	 * becomes a fault, and that one requests an SPTE, which counts it.
 	 */
-	if (pf_exit_args(ctx, &addr, &error_code))
+	if (pf_exit_args(ctx, &addr, &error_code)) {
 		s->st.exit_pending =
 			!pf_exit_rsvd_is_mmio || !(error_code & KVMMMU_PFERR_RSVD_MASK);
-	else
+		/* VMX traces an EPT violation's exit qualification, the others an error code */
+		s->st.access = pf_exit_rsvd_is_mmio ? kvmmmu_access_from_pferr(error_code)
+						    : kvmmmu_access_from_ept_qual(error_code);
+	} else {
 		s->st.exit_pending = 1;
+		s->st.access = 0;
+	}
 	s->st.exit_addr = addr;
 	s->st.exit_walked = 0;
 	/* 6.1+ passes the vCPU first: its exit count tells this exit's emulation from a later one's

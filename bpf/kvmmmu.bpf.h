@@ -217,11 +217,12 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 
 /*
  * A function's entry and exit, both ways user space may choose to have
- * them (fentry/fexit, or kprobe/kretprobe); the bodies read no argument.
+ * them (fentry/fexit, or kprobe/kretprobe); the entry's arguments named
+ * after CALL (FUNC_PAIR: none), the exit reads none.
  */
-#define FUNC_PAIR(func, entry_call, exit_call)                                                     \
+#define FUNC_PAIR_ARGS(func, entry_call, exit_call, ...)                                           \
 	SEC("fentry/" #func)                                                                       \
-	int BPF_PROG(func##_fentry)                                                                \
+	int BPF_PROG(func##_fentry, ##__VA_ARGS__)                                                 \
 	{                                                                                          \
 		return entry_call;                                                                 \
 	}                                                                                          \
@@ -231,7 +232,7 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 		return exit_call;                                                                  \
 	}                                                                                          \
 	SEC("kprobe/" #func)                                                                       \
-	int BPF_KPROBE(func##_kprobe)                                                              \
+	int BPF_KPROBE(func##_kprobe, ##__VA_ARGS__)                                               \
 	{                                                                                          \
 		return entry_call;                                                                 \
 	}                                                                                          \
@@ -240,6 +241,8 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	{                                                                                          \
 		return exit_call;                                                                  \
 	}
+
+#define FUNC_PAIR(func, entry_call, exit_call) FUNC_PAIR_ARGS(func, entry_call, exit_call)
 
 /* A function's entry alone, both ways, its arguments named after CALL. */
 #define FUNC_ENTRY(func, call, ...)                                                                \

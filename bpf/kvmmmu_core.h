@@ -134,7 +134,9 @@ struct kvm_vcpu {
 struct kvm_page_fault {
 	gpa_t addr;
 	bool prefetch;
+	bool exec;
 	bool write;
+	bool present;
 	bool is_tdp;
 	gfn_t gfn;
 };

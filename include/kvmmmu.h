@@ -21,6 +21,35 @@
  */
 #define KVMMMU_PFERR_RSVD_MASK (1ULL << 3)
 
+/*
+ * A fault's access kind, as kvmmmu_fault_state.access keeps it: KNOWN, and
+ * then a write or an instruction fetch (else a read), on a present entry (a
+ * protection fault: a write to a read-only page, a fetch from an NX one)
+ * or not. Counted once per fault into the access_* counters.
+ */
+#define KVMMMU_ACC_KNOWN 0x1
+#define KVMMMU_ACC_WRITE 0x2
+#define KVMMMU_ACC_FETCH 0x4
+#define KVMMMU_ACC_PRESENT 0x8
+
+/* From an x86 page-fault error code: P is bit 0, W/R bit 1, I/D bit 4 (SVM's NPF too). */
+static inline __u32 kvmmmu_access_from_pferr(__u64 ec)
+{
+	return KVMMMU_ACC_KNOWN | (ec & 0x2 ? KVMMMU_ACC_WRITE : 0) |
+	       (ec & 0x10 ? KVMMMU_ACC_FETCH : 0) | (ec & 0x1 ? KVMMMU_ACC_PRESENT : 0);
+}
+
+/*
+ * From a VMX EPT violation's exit qualification (what kvm:kvm_page_fault
+ * carries on VMX): bit 1 a write, bit 2 a fetch, bits 3-5 the entry's
+ * read/write/execute permissions, any of which makes it present.
+ */
+static inline __u32 kvmmmu_access_from_ept_qual(__u64 q)
+{
+	return KVMMMU_ACC_KNOWN | (q & 0x2 ? KVMMMU_ACC_WRITE : 0) |
+	       (q & 0x4 ? KVMMMU_ACC_FETCH : 0) | (q & 0x38 ? KVMMMU_ACC_PRESENT : 0);
+}
+
 /* Per-thread event counters (the catalogue: kvmmmu_metrics.h). */
 enum kvmmmu_counter {
 #define KVMMMU_COUNTER_ENUM(id, name, prom, show, help) KVMMMU_##id,
@@ -92,9 +121,9 @@ struct kvmmmu_fault_state {
 	__u64 pre_lookup_ns; /* ... the last one's duration, if timed */
 	__u32 prefetch;	     /* the request is a prefetch "fault" (async-PF completion,
 				KVM_PRE_FAULT_MEMORY): not taken, only its fix counts */
-	__u32 pad;
-	__u64 exit_seq; /* tracepoint model: the vCPU's exit count (stat.exits) at the
-			   page-fault exit; 0: not known (before 6.1) */
+	__u32 access;	     /* the fault's KVMMMU_ACC_* (0: not known) */
+	__u64 exit_seq;	     /* tracepoint model: the vCPU's exit count (stat.exits) at the
+				page-fault exit; 0: not known (before 6.1) */
 };
 
 /*

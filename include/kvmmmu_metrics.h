@@ -56,7 +56,18 @@
 	X(MMIO_SPTES_CREATED, "mmio_sptes_created", NULL, KVMMMU_SHOW_EVENTS,                      \
 	  "MMIO SPTEs made (mark_mmio_spte)")                                                      \
 	X(PF_EXITS, "page_fault_exits", NULL, KVMMMU_SHOW_EVENTS,                                  \
-	  "#PF, NPF and EPT-violation exits (kvm:kvm_page_fault)")
+	  "#PF, NPF and EPT-violation exits (kvm:kvm_page_fault)")                                 \
+	X(ACCESS_READ, "access_read", NULL, 0, "faults on a read")                                 \
+	X(ACCESS_WRITE, "access_write", NULL, 0, "faults on a write")                              \
+	X(ACCESS_FETCH, "access_fetch", NULL, 0, "faults on an instruction fetch")                 \
+	X(ACCESS_NOT_PRESENT, "access_not_present", NULL, 0,                                       \
+	  "faults where no entry mapped the address")                                              \
+	X(ACCESS_PRESENT, "access_present", NULL, 0,                                               \
+	  "protection faults: the entry was present but did not allow the access (a write to a "   \
+	  "read-only page, a fetch from an NX one)")                                               \
+	X(ACCESS_UNKNOWN, "access_unknown", NULL, 0,                                               \
+	  "faults whose access kind was not seen (in neither the read/write/fetch nor the "        \
+	  "present counts)")
 
 /*
  * Latency histograms: X(ID, NAME, WORDS, HELP). ID makes KVMMMU_HIST_<ID>;

@@ -41,6 +41,8 @@ struct snapshot {
 	struct timeline_event *timeline;
 	size_t n_timeline, timeline_new;
 	__u64 timeline_capped; /* the oldest events that were not kept (TIMELINE_MAX_EVENTS) */
+	/* a snapshot read from CSV: the counters its file did not have (an older kvmmmu's) */
+	bool counter_absent[KVMMMU_N_COUNTERS];
 	/* a snapshot read from CSV: the VM names its rows point at */
 	char **names;
 	size_t n_names;

@@ -24,6 +24,7 @@ struct loader {
 	const struct kvmmmu_hist *last_hist;
 	__u32 last_bucket;
 	__u64 last_count;
+	bool counter_seen[KVMMMU_N_COUNTERS];
 };
 
 struct pid_index {
@@ -164,6 +165,7 @@ static int set_figure(struct loader *l, struct figures *f, const struct csv_reco
 
 	if ((i = index_of(kvmmmu_counter_names, KVMMMU_N_COUNTERS, r->metric)) >= 0) {
 		f->counters[i] = r->u64;
+		l->counter_seen[i] = true;
 		return 0;
 	}
 	if ((i = outcome_metric_path(r->metric, &ret_name)) >= 0) {
@@ -367,6 +369,8 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *wh
 			break;
 		}
 	}
+	for (int k = 0; k < KVMMMU_N_COUNTERS; k++)
+		snap->counter_absent[k] = snap->m.n_vms && !l.counter_seen[k];
 	for (size_t i = 0; i < snap->m.n_vms; i++) {
 		struct vm_row *vm = &snap->m.vms[i];
 

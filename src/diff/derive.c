@@ -88,13 +88,19 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 		snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[paths[i]]);
 		add(r, vm, vcpu, metric, pct(f->counters[paths[i]], faults));
 	}
+	/* access kinds, as shares of the faults (a run from before them has none) */
+	for (int k = KVMMMU_ACCESS_READ; k <= KVMMMU_ACCESS_PRESENT && !sn->counter_absent[k];
+	     k++) {
+		snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[k]);
+		add(r, vm, vcpu, metric, pct(f->counters[k], faults));
+	}
 	if (vcpu >= 0)
 		return; /* per vCPU: counts and shares; the rest is the VM's */
 	if (sn->hist_available[KVMMMU_HIST_MEMSLOT] && faults)
 		add(r, vm, vcpu, "memslot lookups per fault",
 		    (double)f->counters[KVMMMU_MEMSLOT_LOOKUPS] / (double)faults);
 	for (int k = 0; k < KVMMMU_N_COUNTERS && faults; k++) {
-		if (!(kvmmmu_counter_show[k] & KVMMMU_SHOW_DIFF))
+		if (!(kvmmmu_counter_show[k] & KVMMMU_SHOW_DIFF) || sn->counter_absent[k])
 			continue;
 		snprintf(metric, sizeof(metric), "%s per fault", kvmmmu_counter_names[k]);
 		add(r, vm, vcpu, metric, (double)f->counters[k] / (double)faults);

@@ -19,6 +19,7 @@ static const char usage[] =
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
 	"                   [--duration SECS] [--thp] [--reclaim MS] [--mmio N]\n"
+	"                   [--access write|read|exec]\n"
 	"                   [--thread-names STYLE] [--vms N] [--linger SECS]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
 	"                   [--csv FILE|-]\n"
@@ -58,6 +59,10 @@ static const char usage[] =
 	"                         (MADV_DONTNEED), as host reclaim or a balloon does:\n"
 	"                         MMU-notifier zaps take mmu_lock for write while the\n"
 	"                         vCPUs fault, and racing faults are retried\n"
+	"      --access KIND      how the guest touches each page: write (a store, the\n"
+	"                         default), read (a load) or exec (a jump into it, its\n"
+	"                         first bytes written by the host): faults of that\n"
+	"                         access kind (long mode)\n"
 	"      --mmio N           after each pass, N reads of a guest-physical page no\n"
 	"                         memslot backs: KVM emulates each and exits with\n"
 	"                         KVM_EXIT_MMIO, as a device's registers do (long mode)\n"
@@ -112,6 +117,7 @@ enum {
 	OPT_LABEL,
 	OPT_THREAD_NAMES,
 	OPT_MMIO,
+	OPT_ACCESS,
 	OPT_VMS,
 	OPT_LINGER,
 	OPT_VERSION,
@@ -128,6 +134,7 @@ static const struct option long_opts[] = {
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
 	{"mmio", required_argument, NULL, OPT_MMIO},
+	{"access", required_argument, NULL, OPT_ACCESS},
 	{"vms", required_argument, NULL, OPT_VMS},
 	{"linger", required_argument, NULL, OPT_LINGER},
 	{"name", required_argument, NULL, OPT_NAME},
@@ -268,6 +275,18 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			if (parse_count("--mmio", optarg, 1, 1000000, &o->mmio_reads))
 				return -1;
 			break;
+		case OPT_ACCESS:
+			if (!strcmp(optarg, "write")) {
+				o->access = ACCESS_WRITE;
+			} else if (!strcmp(optarg, "read")) {
+				o->access = ACCESS_READ;
+			} else if (!strcmp(optarg, "exec")) {
+				o->access = ACCESS_EXEC;
+			} else {
+				elog("--access '%s': expected write, read or exec", optarg);
+				return -1;
+			}
+			break;
 		case OPT_LINGER:
 			if (parse_duration("--linger", optarg, &o->linger))
 				return -1;
@@ -347,6 +366,15 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	if (o->passes_after && !o->dirty_iters) {
 		elog("--passes-after: needs --dirty-log (passes after dirty logging is turned "
 		     "off)");
+		return -1;
+	}
+	if (o->access != ACCESS_WRITE && o->mode != GUEST_LONG) {
+		elog("--access: long mode only (--guest-mode long)");
+		return -1;
+	}
+	/* what reclaim drops reads back as zeroes: no jump to come back from */
+	if (o->access == ACCESS_EXEC && o->reclaim_ms) {
+		elog("--access exec: not with --reclaim (a dropped page's code is gone)");
 		return -1;
 	}
 	if (o->mmio_reads && o->mode != GUEST_LONG) {

@@ -374,6 +374,7 @@ int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 	regs.rdx = LOAD_PORT;
 	regs.r8 = v->vm->mmio_reads;
 	regs.r9 = MMIO_GPA;
+	regs.r11 = v->vm->access;
 	if (ioctl(v->fd, KVM_SET_REGS, &regs) < 0) {
 		elog("vCPU %d: KVM_SET_REGS: %s", v->id, strerror(errno));
 		return -1;

@@ -10,6 +10,9 @@
  *      %dx  = I/O port the host watches for "pass done"
  *      %al  = value to store (the pass number, low byte)
  *      %r8  = MMIO reads after each pass (--mmio), %r9 = their address
+ *      %r11 = how each page is touched (--access): 0 a store, 1 a load, 2 a
+ *             call-free jump into it, whose first bytes the host wrote as
+ *             "jmp *%r12" (back here)
  */
 	.section .rodata, "a"
 	.code64
@@ -21,8 +24,17 @@ guest_code_start:
 	movq	%rsi, %rcx
 	incb	%al
 	/* One plain store per page: a read-modify-write would fault twice. */
-2:	movb	%al, (%rbx)
-	addq	$4096, %rbx
+2:	cmpq	$1, %r11
+	je	5f
+	cmpq	$2, %r11
+	je	6f
+	movb	%al, (%rbx)
+	jmp	7f
+5:	movb	(%rbx), %r10b
+	jmp	7f
+6:	leaq	7f(%rip), %r12
+	jmp	*%rbx
+7:	addq	$4096, %rbx
 	decq	%rcx
 	jnz	2b
 	movq	%r8, %rcx

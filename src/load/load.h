@@ -54,6 +54,13 @@ enum thread_names {
 	THREAD_NAMES_PLAIN,	  /* the process name, as a VMM that names nothing */
 };
 
+/* --access: how the guest touches each page of the test memory (long mode) */
+enum guest_access {
+	ACCESS_WRITE, /* a store: write faults (the default) */
+	ACCESS_READ,  /* a load: read faults */
+	ACCESS_EXEC,  /* a jump into the page: instruction-fetch faults */
+};
+
 struct load_opts {
 	unsigned int vcpus;
 	uint64_t mem; /* bytes per vCPU; with shared, for all of them */
@@ -68,6 +75,7 @@ struct load_opts {
 	bool dirty_log_on_signal; /* write passes until SIGUSR1, then dirty logging */
 	unsigned int reclaim_ms;  /* 0: no reclaim thread */
 	unsigned int mmio_reads;  /* MMIO reads after each pass (long mode), 0: none */
+	enum guest_access access; /* --access */
 	const char *name;	  /* --name: for tools that read it from our command line */
 	const char *csv_path;
 	const char *label;
@@ -106,6 +114,7 @@ struct vm {
 	bool shared;		 /* every vCPU's region is the whole test memory */
 	bool no_stats_fds;	 /* --no-stats-fds */
 	unsigned int mmio_reads; /* --mmio */
+	enum guest_access access;
 	enum guest_mode mode;
 	uint32_t test_flags; /* KVM_MEM_* flags currently set on TEST_SLOT */
 	bool manual_protect; /* KVM_DIRTY_LOG_MANUAL_PROTECT_ENABLE is on */

@@ -56,7 +56,8 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 	char metric[64];
 
 	for (int i = 0; i < KVMMMU_N_COUNTERS; i++)
-		put(x, kvmmmu_counter_names[i], NULL, f->counters[i]);
+		if (!snap->counter_absent[i]) /* never a 0 for what was not counted */
+			put(x, kvmmmu_counter_names[i], NULL, f->counters[i]);
 	for (int r = 0; r < KVMMMU_RET_PF_SLOTS; r++) {
 		if (!snap->ret_pf.name[r])
 			continue;

@@ -286,6 +286,47 @@ static void faults(struct ctx *x)
 	}
 }
 
+/*
+ * Faults by access kind and by whether the entry was present (two families:
+ * each sums to the faults, so one family with both would count them twice).
+ */
+static void access_kinds(struct ctx *x)
+{
+	static const struct {
+		int counter;
+		const char *label;
+	} access[] = {{KVMMMU_ACCESS_READ, "read"},
+		      {KVMMMU_ACCESS_WRITE, "write"},
+		      {KVMMMU_ACCESS_FETCH, "fetch"},
+		      {KVMMMU_ACCESS_UNKNOWN, "unknown"}},
+	  entry[] = {{KVMMMU_ACCESS_NOT_PRESENT, "not_present"},
+		     {KVMMMU_ACCESS_PRESENT, "present"},
+		     {KVMMMU_ACCESS_UNKNOWN, "unknown"}};
+	const struct snapshot *s = x->snap;
+
+	if (s->counter_absent[KVMMMU_ACCESS_READ])
+		return;
+	prom_family(x->w, "kvmmmu_page_fault_accesses_total", PROM_COUNTER,
+		    "KVM MMU page faults by access: read, write or instruction fetch (from the "
+		    "error code)");
+	for (size_t i = 0; i < s->m.n_vms; i++)
+		for (size_t a = 0; a < sizeof(access) / sizeof(access[0]); a++) {
+			struct prom_label l[] = {{"vm", x->vm[i].text},
+						 {"access", access[a].label}};
+
+			prom_u64(x->w, l, 2, s->m.vms[i].total.counters[access[a].counter]);
+		}
+	prom_family(x->w, "kvmmmu_page_fault_entries_total", PROM_COUNTER,
+		    "KVM MMU page faults by the faulting entry: not present, or present (a "
+		    "protection fault: a write to a write-protected page, a fetch from an NX one)");
+	for (size_t i = 0; i < s->m.n_vms; i++)
+		for (size_t e = 0; e < sizeof(entry) / sizeof(entry[0]); e++) {
+			struct prom_label l[] = {{"vm", x->vm[i].text}, {"entry", entry[e].label}};
+
+			prom_u64(x->w, l, 2, s->m.vms[i].total.counters[entry[e].counter]);
+		}
+}
+
 #define FIG(member) offsetof(struct figures, member)
 
 /* The catalogue's per-fault counters that have a family of their own (KVMMMU_SHOW_PROM). */
@@ -528,6 +569,7 @@ void render_prom(struct prom_writer *w, const struct snapshot *snap, const struc
 	vm_info(&x);
 	if (o->collector[PROM_FAULTS]) {
 		faults(&x);
+		access_kinds(&x);
 		fault_counters(&x);
 	}
 	if (o->collector[PROM_LATENCY])

@@ -6,8 +6,9 @@
 #include "render.h"
 #include "vm_name.h"
 
-static const char *const section_names[SECTION_HIST0] = {
-	"outcomes", "paths", "memslot", "events", "kvm_stats", "mmu_lock", "mmu", "timeline"};
+static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths",  "access",
+							 "memslot",  "events", "kvm_stats",
+							 "mmu_lock", "mmu",    "timeline"};
 
 const char *section_name(int section)
 {
@@ -214,6 +215,34 @@ static void render_paths(FILE *f, const struct figures *fg)
 	fputc('\n', f);
 }
 
+/* The faults by access kind: the error code's read, write or fetch, and present bit. */
+static void render_access(FILE *f, const struct figures *fg, const struct snapshot *snap)
+{
+	__u64 faults = fg->counters[KVMMMU_FAULTS];
+	__u64 unknown = fg->counters[KVMMMU_ACCESS_UNKNOWN];
+
+	if (snap->counter_absent[KVMMMU_ACCESS_READ]) {
+		fprintf(f, "    access: unavailable (not in this run's figures)\n");
+		return;
+	}
+	fprintf(f, "    access: read %llu (%.1f%%) write %llu (%.1f%%) fetch %llu (%.1f%%); ",
+		(unsigned long long)fg->counters[KVMMMU_ACCESS_READ],
+		pct(fg->counters[KVMMMU_ACCESS_READ], faults),
+		(unsigned long long)fg->counters[KVMMMU_ACCESS_WRITE],
+		pct(fg->counters[KVMMMU_ACCESS_WRITE], faults),
+		(unsigned long long)fg->counters[KVMMMU_ACCESS_FETCH],
+		pct(fg->counters[KVMMMU_ACCESS_FETCH], faults));
+	fprintf(f, "not present %llu (%.1f%%) protection %llu (%.1f%%)",
+		(unsigned long long)fg->counters[KVMMMU_ACCESS_NOT_PRESENT],
+		pct(fg->counters[KVMMMU_ACCESS_NOT_PRESENT], faults),
+		(unsigned long long)fg->counters[KVMMMU_ACCESS_PRESENT],
+		pct(fg->counters[KVMMMU_ACCESS_PRESENT], faults));
+	if (unknown)
+		fprintf(f, "; not seen %llu (%.1f%%)", (unsigned long long)unknown,
+			pct(unknown, faults));
+	fputc('\n', f);
+}
+
 static void render_memslot(FILE *f, const struct figures *fg)
 {
 	__u64 faults = fg->counters[KVMMMU_FAULTS];
@@ -397,6 +426,8 @@ static void render_figures(FILE *f, const struct figures *fg, const struct snaps
 		render_outcomes(f, fg, &snap->ret_pf);
 	if (o->show[SECTION_PATHS])
 		render_paths(f, fg);
+	if (o->show[SECTION_ACCESS])
+		render_access(f, fg, snap);
 	if (o->show[SECTION_MEMSLOT] && snap->hist_available[KVMMMU_HIST_MEMSLOT])
 		render_memslot(f, fg);
 	if (o->show[SECTION_EVENTS])

@@ -293,6 +293,14 @@ static void draw_vcpu(struct top *t, int y)
 		    (unsigned long long)f.ret_pf[r],
 		    faults ? 100.0 * (double)f.ret_pf[r] / (double)faults : 0.0);
 	}
+	if (y < LINES - 1)
+		put(y++, 2,
+		    "access: read %llu  write %llu  fetch %llu;  not present %llu  protection %llu",
+		    (unsigned long long)f.counters[KVMMMU_ACCESS_READ],
+		    (unsigned long long)f.counters[KVMMMU_ACCESS_WRITE],
+		    (unsigned long long)f.counters[KVMMMU_ACCESS_FETCH],
+		    (unsigned long long)f.counters[KVMMMU_ACCESS_NOT_PRESENT],
+		    (unsigned long long)f.counters[KVMMMU_ACCESS_PRESENT]);
 	mem = open_memstream(&buf, &len);
 	if (!mem)
 		return;

@@ -50,6 +50,13 @@ for vm in web:2 db:3; do
 	[ -z "$noprom" ] && until_true 60 eval "test \"\$(value '$q')\" = $k"
 	got=$(value "$q")
 	needs "$noprom" "exporter/$name-faults-equal-pf_taken" "Prometheus has $got, KVM pf_taken $k" test "$got" = "$k"
+	# the access kinds, and the entries' presence, each sum to the faults
+	for fam in accesses entries; do
+		q="sum(last_over_time(kvmmmu_page_fault_${fam}_total{job=\"kvmmmu\",vm=\"$name\"}[10m]))"
+		got=$(value "$q")
+		needs "$noprom" "exporter/$name-$fam-sum-to-pf_taken" "kvmmmu_page_fault_${fam}_total sums to $got, KVM pf_taken $k" \
+			test "$got" = "$k"
+	done
 	q="last_over_time(kvmmmu_kvm_stat_pf_taken_total{job=\"kvmmmu\",vm=\"$name\"}[10m])"
 	got=$(value "$q")
 	needs "$noprom" "exporter/$name-kvm-stat-pf_taken" "kvmmmu_kvm_stat_pf_taken_total $got, KVM $k" test "$got" = "$k"

@@ -348,6 +348,46 @@ done
 kill $vmm
 wait $vmm 2>/dev/null
 
+# --- access kinds: a guest that only writes, only reads, or only jumps into
+# its pages takes faults of that kind alone (and one fetch a vCPU, its code
+# page's); the kinds add up to the faults, which are KVM's own; with dirty
+# logging the writes after the first pass are protection faults (present
+# SPTEs, write-protected), not faults on absent ones
+for access in write read exec dirty; do
+	case $access in
+	dirty) largs=(--access write --dirty-log 1) want=write ;;
+	*) largs=(--access $access) want=$access ;;
+	esac
+	"$HIST" --per-vcpu --csv "$TMP/acc-$access.csv" -- "$LOAD" --vcpus 2 --mem 4M "${largs[@]}" \
+		--csv "$TMP/acc-$access-load.csv" >"$TMP/acc-$access.out" 2>&1
+	pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/acc-$access-load.csv")
+	for v in 0 1; do
+		declare -A n=()
+		for m in faults access_read access_write access_fetch access_present access_not_present access_unknown; do
+			n[$m]=$(bpf_value "$TMP/acc-$access.csv" $m "$pid" $v "")
+		done
+		kvm=$(csv_value "$TMP/acc-$access-load.csv" kvm_stats pf_taken $v)
+		got="faults ${n[faults]} (KVM $kvm): read ${n[access_read]} write ${n[access_write]} fetch ${n[access_fetch]}; present ${n[access_present]} not ${n[access_not_present]} unknown ${n[access_unknown]}"
+		check "hist/access-$access-vcpu$v-adds-up" "$got" \
+			eval '[ -n "${n[faults]}" ] && [ "${n[faults]}" = "$kvm" ] &&
+				[ $((n[access_read] + n[access_write] + n[access_fetch] + n[access_unknown])) = "${n[faults]}" ] &&
+				[ $((n[access_present] + n[access_not_present] + n[access_unknown])) = "${n[faults]}" ]'
+		case $want in
+		write) ok='[ "${n[access_read]}" = 0 ] && [ "${n[access_write]}" -ge 1024 ] && [ "${n[access_fetch]}" -le 1 ]' ;;
+		read) ok='[ "${n[access_write]}" = 0 ] && [ "${n[access_read]}" -ge 1024 ] && [ "${n[access_fetch]}" -le 1 ]' ;;
+		exec) ok='[ "${n[access_read]}" = 0 ] && [ "${n[access_write]}" = 0 ] && [ "${n[access_fetch]}" = "${n[faults]}" ]' ;;
+		esac
+		check "hist/access-$access-vcpu$v-kind" "$got" eval "$ok"
+		if [ $access = dirty ]; then
+			check "hist/access-dirty-vcpu$v-protection" "$got" eval '[ "${n[access_present]}" -ge 1 ]'
+		else
+			check "hist/access-$access-vcpu$v-not-present" "$got" eval '[ "${n[access_present]}" = 0 ]'
+		fi
+	done
+done
+check hist/access-line "$(grep -m1 'access:' "$TMP/acc-read.out")" \
+	grep -q '^    access: read [0-9]* (.*%) write 0 (0.0%) fetch' "$TMP/acc-read.out"
+
 # --- bad input: one line, non-zero exit
 bad() {
 	local name=$1 want=$2

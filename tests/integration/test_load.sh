@@ -177,6 +177,9 @@ bad vms-too-many 2 --vms 65
 bad linger-negative 2 --linger -1
 bad linger-missing 2 --linger
 bad vms-with-signal 2 --vms 2 --dirty-log 1 --dirty-log-on-signal
+bad access-unknown 2 --access modify
+bad access-not-long-mode 2 --access read --guest-mode pae
+bad access-exec-with-reclaim 2 --access exec --reclaim 10
 bad vcpus-absurd 2 --vcpus 100000
 bad vcpus-text 2 --vcpus two
 bad memory-too-large 2 --mem 64T

@@ -574,6 +574,16 @@ static int ept_scenarios(void)
 			"faults %llu, ret_pf_retry %llu",
 			(unsigned long long)s.counters[KVMMMU_FAULTS],
 			(unsigned long long)s.ret_pf[RET_PF_RETRY]);
+		/* its access kind from the qualification, not read as a PFERR code (bit 3: RSVD) */
+		if (vmx)
+			expectf("ept/exit-qualification-access",
+				s.counters[KVMMMU_ACCESS_READ] == 1 &&
+					s.counters[KVMMMU_ACCESS_PRESENT] == 1 &&
+					s.counters[KVMMMU_ACCESS_UNKNOWN] == 0,
+				"read %llu, present %llu, unknown %llu",
+				(unsigned long long)s.counters[KVMMMU_ACCESS_READ],
+				(unsigned long long)s.counters[KVMMMU_ACCESS_PRESENT],
+				(unsigned long long)s.counters[KVMMMU_ACCESS_UNKNOWN]);
 		faults_bpf__destroy(skel);
 	}
 	return 0;
