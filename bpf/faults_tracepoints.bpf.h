@@ -134,6 +134,76 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 		v->is_tdp = FAULT_FLAG(buf, t, fault, is_tdp);
 }
 
+/* What a request says of its mapping level, kvm_mmu_hugepage_adjust() having run. */
+struct fault_levels {
+	__u8 max, req, goal; /* PG_LEVEL_*: what the guest's mapping allows, the host, the goal */
+	bool nx_disallowed;  /* fault->huge_page_disallowed: NX huge pages */
+	bool slot_dirty;     /* the memslot is dirty-logged */
+};
+
+#define PG_LEVEL_4K 1
+#define PG_LEVEL_2M 2
+#define PG_LEVEL_1G 3
+
+/* LEVEL in the counter of that level after FIRST (its 4 KiB one); constant indices, as the
+ * verifier wants them. */
+static __always_inline void count_level(struct kvmmmu_thread_stats *s, int first, int level)
+{
+	if (level == PG_LEVEL_4K)
+		s->counters[first]++;
+	else if (level == PG_LEVEL_2M)
+		s->counters[first + 1]++;
+	else if (level == PG_LEVEL_1G)
+		s->counters[first + 2]++;
+}
+
+static __always_inline void read_levels_btf(struct kvm_page_fault *fault, struct fault_levels *l)
+{
+	struct kvm_memory_slot *slot;
+
+	__builtin_memset(l, 0, sizeof(*l));
+	if (!fault) /* as in read_fault_btf() */
+		return;
+	l->max = fault->max_level;
+	l->req = fault->req_level;
+	l->goal = fault->goal_level;
+	l->nx_disallowed = fault->huge_page_disallowed;
+	slot = fault->slot;
+	l->slot_dirty = slot && (slot->flags & KVMMMU_MEM_LOG_DIRTY_PAGES);
+}
+
+static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct fault_levels *l)
+{
+	__builtin_memset(l, 0, sizeof(*l));
+	if (!fault)
+		return;
+	l->max = BPF_CORE_READ(fault, max_level);
+	l->req = BPF_CORE_READ(fault, req_level);
+	l->goal = BPF_CORE_READ(fault, goal_level);
+	l->nx_disallowed = BPF_CORE_READ(fault, huge_page_disallowed);
+	l->slot_dirty = BPF_CORE_READ(fault, slot, flags) & KVMMMU_MEM_LOG_DIRTY_PAGES;
+}
+
+/*
+ * A counted fault's requested level, and why a 4 KiB request was not huge
+ * where the guest's mapping (max_level) allowed more, in the order
+ * kvm_mmu_hugepage_adjust() decides: dirty logging, then the host's mapping
+ * level (and the memslot's alignment), then NX huge pages.
+ */
+static __always_inline void count_request_level(struct kvmmmu_thread_stats *s,
+						const struct fault_levels *l)
+{
+	count_level(s, KVMMMU_LEVEL_REQUESTED_4K, l->goal);
+	if (l->goal != PG_LEVEL_4K || l->max <= PG_LEVEL_4K)
+		return;
+	if (l->slot_dirty)
+		s->counters[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG]++;
+	else if (l->req <= PG_LEVEL_4K)
+		s->counters[KVMMMU_LEVEL_NOT_HUGE_HOST]++;
+	else if (l->nx_disallowed)
+		s->counters[KVMMMU_LEVEL_NOT_HUGE_NX]++;
+}
+
 /*
  * Whether the last guest walk was this fault's own: shadow paging
  * (FNAME(page_fault)) walks FAULT->addr just before it requests the SPTE;
@@ -159,23 +229,29 @@ static __always_inline bool pre_faulting(void)
 static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool btf)
 {
 	struct kvmmmu_thread_stats *s = thread();
+	struct fault_levels l;
 	struct fault_view f;
 
 	if (!s || !armed)
 		return 0;
 	resolve_pending(s);
 	s->counters[KVMMMU_SPTE_REQUESTED]++;
-	if (btf)
+	if (btf) {
 		read_fault_btf(fault, &f);
-	else
+		read_levels_btf(fault, &l);
+	} else {
 		read_fault_raw(fault, &f);
+		read_levels_raw(fault, &l);
+	}
 	if (s->st.walked && !walk_is_fault_s(&f, s->st.walk_addr))
 		s->st.walked = 0;
 	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
 	s->st.prefetch = f.prefetch ? (pre_faulting() ? PREFETCH_PRE_FAULT : PREFETCH_ASYNC_PF) : 0;
-	if (!f.prefetch)
+	if (!f.prefetch) {
 		s->st.access = f.access;
+		count_request_level(s, &l);
+	}
 	if (!func_mode && !done_event && !f.prefetch)
 		count_fault(s);
 	s->st.exit_pending = 0; /* the exit's fault, shown */
@@ -238,6 +314,9 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 		s->counters[KVMMMU_SPTES_PREFETCHED]++;
 		return 0;
 	}
+	/* the level the fault's own SPTE was set at (a prefetch request is no fault) */
+	if (!s->st.prefetch)
+		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
 	/* as KVM decides: write-protected overrides an unchanged SPTE
 	 * (tdp_mmu_map_handle_target_level) */
 	if (s->st.fault_write && !spte_writable(sptep, btf))

@@ -138,6 +138,12 @@ struct kvm_page_fault {
 	bool write;
 	bool present;
 	bool is_tdp;
+	bool huge_page_disallowed;
+	struct kvm_memory_slot *slot;
+	/* int before 6.1 (read as their low byte: x86 is little-endian) */
+	u8 max_level;
+	u8 req_level;
+	u8 goal_level;
 	gfn_t gfn;
 };
 

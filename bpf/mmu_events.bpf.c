@@ -26,7 +26,6 @@
 #define KVM_GET_DIRTY_LOG KVM_IOW(0x42, 16)
 #define KVM_CLEAR_DIRTY_LOG KVM_IOWR(0xc0, 24)
 #define KVM_CREATE_VM ((0xAEU << 8) | 0x01) /* _IO(KVMIO, 0x01), on /dev/kvm */
-#define KVM_MEM_LOG_DIRTY_PAGES (1U << 0)
 
 KVMMMU_THREAD_MAP(mmu_stats, struct kvmmmu_mmu_stats);
 KVMMMU_BLANK_THREAD(blank_thread, struct kvmmmu_mmu_stats);
@@ -346,7 +345,7 @@ static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioct
 			       .kvm = c->kvm,
 			       .kvm_born = c->kvm_born};
 	__u32 *old = bpf_map_lookup_elem(&slot_flags, &key), kind;
-	bool dirty = c->flags & KVM_MEM_LOG_DIRTY_PAGES;
+	bool dirty = c->flags & KVMMMU_MEM_LOG_DIRTY_PAGES;
 	bool was_dirty;
 
 	/* the kernel's own memslot, where it could be read; else what we saw set last */
@@ -354,7 +353,7 @@ static __always_inline void memslot_done(struct kvmmmu_mmu_stats *s, struct ioct
 		old = &c->old_flags;
 	else if (c->old == SLOT_ABSENT)
 		old = NULL;
-	was_dirty = old && (*old & KVM_MEM_LOG_DIRTY_PAGES);
+	was_dirty = old && (*old & KVMMMU_MEM_LOG_DIRTY_PAGES);
 
 	s->counters[KVMMMU_MEMSLOT_UPDATES]++;
 	if (ret)

@@ -17,6 +17,9 @@
  * that outcomes sum to the faults, kvmmmu names it "error".
  */
 #define KVMMMU_RET_PF_ERROR (KVMMMU_RET_PF_SLOTS - 1)
+/* A memslot flag (linux/kvm.h's KVM_MEM_LOG_DIRTY_PAGES): dirty logging is on */
+#define KVMMMU_MEM_LOG_DIRTY_PAGES (1U << 0)
+
 /* x86 page-fault error code: a reserved bit was set (MMIO SPTEs, arch/x86/include/asm/kvm_host.h)
  */
 #define KVMMMU_PFERR_RSVD_MASK (1ULL << 3)
@@ -69,6 +72,11 @@ enum kvmmmu_fault_path {
 	KVMMMU_FP_DIRECT,
 	KVMMMU_N_FAULT_PATHS,
 };
+
+/* a request's level L (PG_LEVEL_4K = 1 .. 1G = 3) counts in LEVEL_*_4K + L - 1 */
+_Static_assert(KVMMMU_LEVEL_REQUESTED_1G == KVMMMU_LEVEL_REQUESTED_4K + 2 &&
+		       KVMMMU_LEVEL_INSTALLED_1G == KVMMMU_LEVEL_INSTALLED_4K + 2,
+	       "level counters are indexed by level");
 
 /* indices are masked with N - 1 for the verifier: N must be a power of two */
 #define KVMMMU_POWER_OF_TWO(n) ((n) > 0 && ((n) & ((n)-1)) == 0)

@@ -67,7 +67,23 @@
 	  "read-only page, a fetch from an NX one)")                                               \
 	X(ACCESS_UNKNOWN, "access_unknown", NULL, 0,                                               \
 	  "faults whose access kind was not seen (in neither the read/write/fetch nor the "        \
-	  "present counts)")
+	  "present counts)")                                                                       \
+	X(LEVEL_REQUESTED_4K, "level_requested_4k", NULL, 0,                                       \
+	  "faults that requested a 4 KiB SPTE (fault->goal_level)")                                \
+	X(LEVEL_REQUESTED_2M, "level_requested_2m", NULL, 0, "faults that requested a 2 MiB SPTE") \
+	X(LEVEL_REQUESTED_1G, "level_requested_1g", NULL, 0, "faults that requested a 1 GiB SPTE") \
+	X(LEVEL_INSTALLED_4K, "level_installed_4k", NULL, 0,                                       \
+	  "faults whose SPTE was set at 4 KiB (kvm_mmu_set_spte)")                                 \
+	X(LEVEL_INSTALLED_2M, "level_installed_2m", NULL, 0, "faults whose SPTE was set at 2 MiB") \
+	X(LEVEL_INSTALLED_1G, "level_installed_1g", NULL, 0, "faults whose SPTE was set at 1 GiB") \
+	X(LEVEL_NOT_HUGE_DIRTY_LOG, "level_not_huge_dirty_log", NULL, 0,                           \
+	  "4 KiB requests the guest's mapping allowed huge: the memslot is dirty-logged")          \
+	X(LEVEL_NOT_HUGE_HOST, "level_not_huge_host", NULL, 0,                                     \
+	  "4 KiB requests the guest's mapping allowed huge: the host maps the page at 4 KiB, or "  \
+	  "the memslot's alignment allows no more (kvm_mmu_max_mapping_level)")                    \
+	X(LEVEL_NOT_HUGE_NX, "level_not_huge_nx", NULL, 0,                                         \
+	  "4 KiB requests the guest's mapping allowed huge: an instruction fetch under NX huge "   \
+	  "pages (the iTLB multihit mitigation)")
 
 /*
  * Latency histograms: X(ID, NAME, WORDS, HELP). ID makes KVMMMU_HIST_<ID>;

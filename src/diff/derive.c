@@ -88,12 +88,20 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 		snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[paths[i]]);
 		add(r, vm, vcpu, metric, pct(f->counters[paths[i]], faults));
 	}
-	/* access kinds, as shares of the faults (a run from before them has none) */
-	for (int k = KVMMMU_ACCESS_READ; k <= KVMMMU_ACCESS_PRESENT && !sn->counter_absent[k];
-	     k++) {
-		snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[k]);
-		add(r, vm, vcpu, metric, pct(f->counters[k], faults));
-	}
+	/*
+	 * Access kinds, installed levels and why 4 KiB, as shares of the faults
+	 * (a run from before them has none): the catalogue's runs of them.
+	 */
+	static const int shares[][2] = {
+		{KVMMMU_ACCESS_READ, KVMMMU_ACCESS_PRESENT},
+		{KVMMMU_LEVEL_INSTALLED_4K, KVMMMU_LEVEL_INSTALLED_1G},
+		{KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG, KVMMMU_LEVEL_NOT_HUGE_NX}};
+
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
+		for (int k = shares[i][0]; k <= shares[i][1] && !sn->counter_absent[k]; k++) {
+			snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[k]);
+			add(r, vm, vcpu, metric, pct(f->counters[k], faults));
+		}
 	if (vcpu >= 0)
 		return; /* per vCPU: counts and shares; the rest is the VM's */
 	if (sn->hist_available[KVMMMU_HIST_MEMSLOT] && faults)

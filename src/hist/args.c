@@ -34,7 +34,8 @@ static const char doc[] =
 	"[--metric LIST] [--csv FILE|-] [--label TEXT] [interval [count]] [-d SECS] "
 	"[-- COMMAND ARGS...]\n"
 	"\v"
-	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, access, memslot, events, "
+	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, access, levels, memslot, "
+	"events, "
 	"kvm_stats, mmu_lock, mmu, timeline" KVMMMU_HISTS(
 		HIST_METRIC) ". "
 			     "All but events and walk_ns by default: walk_ns costs one more event "
@@ -170,11 +171,11 @@ int hist_parse_args(int argc, char **argv, struct hist_env *env)
 	env->vcpu = -1;
 	env->unit_ns = 1;
 	env->unit = "nsecs";
-	render_parse_metrics(
-		"outcomes,paths,access,memslot,kvm_stats,mmu_lock,mmu,timeline,fault_ns,fast_"
-		"path_ns,slow_path_ns,"
-		"memslot_ns,walk_to_spte_ns",
-		env->show, &(const char *){NULL});
+	render_parse_metrics("outcomes,paths,access,levels,memslot,kvm_stats,mmu_lock,mmu,timeline,"
+			     "fault_ns,fast_"
+			     "path_ns,slow_path_ns,"
+			     "memslot_ns,walk_to_spte_ns",
+			     env->show, &(const char *){NULL});
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			end = i;

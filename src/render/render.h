@@ -18,6 +18,7 @@ enum section {
 	SECTION_OUTCOMES, /* faults and RET_PF_* */
 	SECTION_PATHS,
 	SECTION_ACCESS, /* read/write/fetch, not present/protection */
+	SECTION_LEVELS, /* mapping levels requested and installed, why not huge */
 	SECTION_MEMSLOT,
 	SECTION_EVENTS,	  /* raw tracepoint counts */
 	SECTION_KVM,	  /* KVM's own counters, through pidfd_getfd */

@@ -288,9 +288,10 @@ static void faults(struct ctx *x)
 
 /*
  * Faults by access kind and by whether the entry was present (two families:
- * each sums to the faults, so one family with both would count them twice).
+ * each sums to the faults, so one family with both would count them twice);
+ * by mapping level requested and installed; why not huge.
  */
-static void access_kinds(struct ctx *x)
+static void fault_kinds(struct ctx *x)
 {
 	static const struct {
 		int counter;
@@ -301,10 +302,13 @@ static void access_kinds(struct ctx *x)
 		      {KVMMMU_ACCESS_UNKNOWN, "unknown"}},
 	  entry[] = {{KVMMMU_ACCESS_NOT_PRESENT, "not_present"},
 		     {KVMMMU_ACCESS_PRESENT, "present"},
-		     {KVMMMU_ACCESS_UNKNOWN, "unknown"}};
+		     {KVMMMU_ACCESS_UNKNOWN, "unknown"}},
+	  not_huge[] = {{KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG, "dirty_log"},
+			{KVMMMU_LEVEL_NOT_HUGE_HOST, "host"},
+			{KVMMMU_LEVEL_NOT_HUGE_NX, "nx"}};
 	const struct snapshot *s = x->snap;
 
-	if (s->counter_absent[KVMMMU_ACCESS_READ])
+	if (s->counter_absent[KVMMMU_ACCESS_READ] || s->counter_absent[KVMMMU_LEVEL_REQUESTED_4K])
 		return;
 	prom_family(x->w, "kvmmmu_page_fault_accesses_total", PROM_COUNTER,
 		    "KVM MMU page faults by access: read, write or instruction fetch (from the "
@@ -324,6 +328,34 @@ static void access_kinds(struct ctx *x)
 			struct prom_label l[] = {{"vm", x->vm[i].text}, {"entry", entry[e].label}};
 
 			prom_u64(x->w, l, 2, s->m.vms[i].total.counters[entry[e].counter]);
+		}
+	prom_family(x->w, "kvmmmu_page_fault_levels_total", PROM_COUNTER,
+		    "KVM MMU page faults that requested an SPTE, by the level requested "
+		    "(fault->goal_level) and the level it was set at");
+	for (size_t i = 0; i < s->m.n_vms; i++)
+		for (int stage = 0; stage < 2; stage++)
+			for (int lv = 0; lv < 3; lv++) {
+				static const char *const levels[] = {"4k", "2m", "1g"};
+				int first = stage ? KVMMMU_LEVEL_INSTALLED_4K
+						  : KVMMMU_LEVEL_REQUESTED_4K;
+				struct prom_label l[] = {
+					{"vm", x->vm[i].text},
+					{"stage", stage ? "installed" : "requested"},
+					{"level", levels[lv]}};
+
+				prom_u64(x->w, l, 3, s->m.vms[i].total.counters[first + lv]);
+			}
+	prom_family(
+		x->w, "kvmmmu_page_faults_not_huge_total", PROM_COUNTER,
+		"KVM MMU page faults mapped 4 KiB where the guest's mapping allowed a huge page, "
+		"by why: dirty_log, host (the host's mapping or the memslot's alignment), nx "
+		"(NX huge pages)");
+	for (size_t i = 0; i < s->m.n_vms; i++)
+		for (size_t r = 0; r < sizeof(not_huge) / sizeof(not_huge[0]); r++) {
+			struct prom_label l[] = {{"vm", x->vm[i].text},
+						 {"reason", not_huge[r].label}};
+
+			prom_u64(x->w, l, 2, s->m.vms[i].total.counters[not_huge[r].counter]);
 		}
 }
 
@@ -569,7 +601,7 @@ void render_prom(struct prom_writer *w, const struct snapshot *snap, const struc
 	vm_info(&x);
 	if (o->collector[PROM_FAULTS]) {
 		faults(&x);
-		access_kinds(&x);
+		fault_kinds(&x);
 		fault_counters(&x);
 	}
 	if (o->collector[PROM_LATENCY])

@@ -6,9 +6,9 @@
 #include "render.h"
 #include "vm_name.h"
 
-static const char *const section_names[SECTION_HIST0] = {"outcomes", "paths",  "access",
-							 "memslot",  "events", "kvm_stats",
-							 "mmu_lock", "mmu",    "timeline"};
+static const char *const section_names[SECTION_HIST0] = {
+	"outcomes", "paths",	 "access",   "levels", "memslot",
+	"events",   "kvm_stats", "mmu_lock", "mmu",    "timeline"};
 
 const char *section_name(int section)
 {
@@ -243,6 +243,37 @@ static void render_access(FILE *f, const struct figures *fg, const struct snapsh
 	fputc('\n', f);
 }
 
+/*
+ * Mapping levels: what the faults that requested an SPTE asked for and got,
+ * and why a 4 KiB one was not huge where the guest's own mapping allowed it.
+ */
+static void render_levels(FILE *f, const struct figures *fg, const struct snapshot *snap)
+{
+	const __u64 *c = fg->counters;
+
+	if (snap->counter_absent[KVMMMU_LEVEL_REQUESTED_4K]) {
+		fprintf(f, "    levels: unavailable (not in this run's figures)\n");
+		return;
+	}
+	fprintf(f,
+		"    levels: requested 4k %llu 2m %llu 1g %llu; installed 4k %llu 2m %llu 1g "
+		"%llu\n",
+		(unsigned long long)c[KVMMMU_LEVEL_REQUESTED_4K],
+		(unsigned long long)c[KVMMMU_LEVEL_REQUESTED_2M],
+		(unsigned long long)c[KVMMMU_LEVEL_REQUESTED_1G],
+		(unsigned long long)c[KVMMMU_LEVEL_INSTALLED_4K],
+		(unsigned long long)c[KVMMMU_LEVEL_INSTALLED_2M],
+		(unsigned long long)c[KVMMMU_LEVEL_INSTALLED_1G]);
+	if (c[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG] || c[KVMMMU_LEVEL_NOT_HUGE_HOST] ||
+	    c[KVMMMU_LEVEL_NOT_HUGE_NX])
+		fprintf(f,
+			"    4k, not huge: dirty logging %llu, host mapping %llu, NX huge pages "
+			"%llu\n",
+			(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG],
+			(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_HOST],
+			(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_NX]);
+}
+
 static void render_memslot(FILE *f, const struct figures *fg)
 {
 	__u64 faults = fg->counters[KVMMMU_FAULTS];
@@ -428,6 +459,8 @@ static void render_figures(FILE *f, const struct figures *fg, const struct snaps
 		render_paths(f, fg);
 	if (o->show[SECTION_ACCESS])
 		render_access(f, fg, snap);
+	if (o->show[SECTION_LEVELS])
+		render_levels(f, fg, snap);
 	if (o->show[SECTION_MEMSLOT] && snap->hist_available[KVMMMU_HIST_MEMSLOT])
 		render_memslot(f, fg);
 	if (o->show[SECTION_EVENTS])

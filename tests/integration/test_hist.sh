@@ -388,6 +388,46 @@ done
 check hist/access-line "$(grep -m1 'access:' "$TMP/acc-read.out")" \
 	grep -q '^    access: read [0-9]* (.*%) write 0 (0.0%) fetch' "$TMP/acc-read.out"
 
+# --- mapping levels: the levels the faults' SPTEs were set at are what KVM
+# maps (its pages_4k/2m/1g, VM-wide; prefetched SPTEs are 4 KiB ones), with
+# transparent huge pages or without; a request is at most one SPTE; with
+# dirty logging on, 4 KiB requests where the guest's mapping allowed huge
+# ones say why: dirty logging
+vm_bpf() { awk -F, -v m="$2" '!/^#/ && $5 == "bpf" && $4 == "" && $6 == m && $3 !~ /\[tid / { x = $8 } END { print x }' "$1"; }
+for thp in thp 4k dirty; do
+	case $thp in
+	thp) largs=(--thp) ;;
+	4k) largs=() ;;
+	dirty) largs=(--thp --dirty-log 1) ;;
+	esac
+	"$HIST" --csv "$TMP/lv-$thp.csv" -- "$LOAD" --vcpus 2 --mem 4M "${largs[@]}" \
+		--csv "$TMP/lv-$thp-load.csv" >"$TMP/lv-$thp.out" 2>&1
+	declare -A n=()
+	for m in faults sptes_prefetched level_requested_4k level_requested_2m level_requested_1g \
+		level_installed_4k level_installed_2m level_installed_1g level_not_huge_dirty_log; do
+		n[$m]=$(vm_bpf "$TMP/lv-$thp.csv" $m)
+	done
+	for m in pages_4k pages_2m pages_1g; do
+		n[$m]=$(csv_value "$TMP/lv-$thp-load.csv" kvm_stats $m "")
+	done
+	got=$(for m in "${!n[@]}"; do echo "$m=${n[$m]}"; done | sort | tr '\n' ' ')
+	req=$((n[level_requested_4k] + n[level_requested_2m] + n[level_requested_1g]))
+	inst=$((n[level_installed_4k] + n[level_installed_2m] + n[level_installed_1g]))
+	check "hist/levels-$thp-installed-at-most-requested" "$got" \
+		eval '[ -n "${n[faults]}" ] && [ "$inst" -le "$req" ] && [ "$req" -le "${n[faults]}" ] && [ "$inst" -ge 1 ]'
+	if [ $thp = dirty ]; then
+		check "hist/levels-dirty-says-dirty-logging" "$got" \
+			eval '[ "${n[level_not_huge_dirty_log]}" -ge 2048 ]'
+	else
+		check "hist/levels-$thp-equal-kvm-pages" "$got" \
+			eval '[ -n "${n[pages_4k]}" ] && [ $((n[level_installed_4k] + n[sptes_prefetched])) = "${n[pages_4k]}" ] &&
+				[ "${n[level_installed_2m]}" = "${n[pages_2m]}" ] && [ "${n[level_installed_1g]}" = "${n[pages_1g]}" ]'
+	fi
+done
+check hist/levels-line "$(grep -m2 -A1 'levels:' "$TMP/lv-dirty.out")" \
+	eval 'grep -q "^    levels: requested 4k [0-9]* 2m [0-9]* 1g [0-9]*; installed 4k [0-9]* 2m [0-9]* 1g [0-9]*$" "$TMP/lv-dirty.out" &&
+		grep -q "^    4k, not huge: dirty logging [1-9][0-9]*, host mapping [0-9]*, NX huge pages [0-9]*$" "$TMP/lv-dirty.out"'
+
 # --- bad input: one line, non-zero exit
 bad() {
 	local name=$1 want=$2
