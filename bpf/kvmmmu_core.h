@@ -140,7 +140,7 @@ struct kvm_page_fault {
 	bool is_tdp;
 	bool huge_page_disallowed;
 	struct kvm_memory_slot *slot;
-	/* int before 6.1 (read as their low byte: x86 is little-endian) */
+	/* u8 in 6.1 and 6.12; libbpf sizes each load to the kernel's field */
 	u8 max_level;
 	u8 req_level;
 	u8 goal_level;

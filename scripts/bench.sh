@@ -587,19 +587,23 @@ printf '  accounting-only BPF ns/fault <= 0.2:         %s / %s ns = %.2f   %s\n'
 # triv_hash_tid), and with one thread lookup each (triv_hash_tid less
 # triv_empty), as every program but contention_begin does. Clock reads per
 # fault: the walk and the SPTE of each fault, and both ends of each wait.
-floor_line() { # CFG LABEL
-	awk -v c="$1" -v l="$2" -v bt="$BT_PF" -v e="$(ns_event "$1" base triv_empty)" \
+# floor_line CFG LABEL [ns]: the line, or (ns) the floor alone, in ns per fault
+floor_line() {
+	awk -v c="$1" -v l="$2" -v only="${3:-}" -v bt="$BT_PF" -v e="$(ns_event "$1" base triv_empty)" \
 		-v h="$(ns_event "$1" base triv_hash_tid)" -v k="$(ns_event "$1" base triv_hash_ktime)" '
 		NR == FNR { if ($1 == c) F += $2; next }
 		$1 == c && $3 == "tracer" { n += $7; if ($4 ~ /^contention_/) w += $7; if ($4 ~ /^contention_begin/) b += $7 }
 		END { if (F == 0 || bt == 0 || e == 0) exit
 			runs = n / F; clocks = 2 + w / F; lookups = (n - b) / F
 			f0 = runs * e + clocks * (k - h); f1 = f0 + lookups * (h - e)
+			if (only) { printf "%.1f\n", f0; exit }
 			printf "  %s floor: %.2f runs and %.2f clock reads a fault = %.0f ns (%.2f of bpftrace); with a thread lookup each %.0f ns (%.2f)\n",
 				l, runs, clocks, f0, f0 / bt, f1, f1 / bt }' "$TMP/cost_faults" "$TMP/cost"
 }
 floor_line kvmmmu default
 floor_line kvmmmu-base accounting-only
+KV_FLOOR_PF=$(floor_line kvmmmu default ns)
+KB_FLOOR_PF=$(floor_line kvmmmu-base accounting-only ns)
 # Throughput cost from the paired medians, each against bpftrace's.
 tp_cost() { awk -v r="$1" 'BEGIN { printf "%.1f", 100 * (1 - r) }'; }
 read -r bt_pm < <(awk '$1 == "bpftrace" { print $4 }' "$TMP/summary")
@@ -648,5 +652,25 @@ awk -v kv="$KV_PF" -v bt="$BT_PF" -v rate="$NONE" -v vcpus="$VCPUS" -v kvf="$KV_
 		100 * kv / per, 100 * (kv - kve * kvf) / per, 100 * bt / per, 100 * (bt - bte * btf) / per }'
 echo
 [ "$BUSY_RUNS" -gt 0 ] && echo "warning: $BUSY_RUNS runs started while another VM was running (shared machine?)"
+# The summary, one line per mode measured (an interface: scripts read it):
+# the mode the default configuration's header names (this host kind attaches
+# tracepoints only; the other modes need the distro-kernel guests, not
+# measured here yet).
+BENCH_MODE=tracepoint
+for out in "$TMP"/*.kvmmmu.out; do
+	[ -f "$out" ] || continue
+	if grep -A20 '^Probes:' "$out" | grep -q '(fentry)'; then
+		BENCH_MODE=fentry
+	elif grep -A20 '^Probes:' "$out" | grep -q '(kprobe)'; then
+		BENCH_MODE=kprobe
+	fi
+	break
+done
+awk -v kv="$KV_PF" -v kb="$KB_PF" -v bt="$BT_PF" -v fv="${KV_FLOOR_PF:-0}" -v fb="${KB_FLOOR_PF:-0}" \
+	-v m="$BENCH_MODE" 'BEGIN {
+	if (fv > 0 && fb > 0 && bt > 0)
+		printf "mode %s: default %.2fx floor, accounting %.2fx floor, %.2f of bpftrace\n", m, kv / fv, kb / fb, kv / bt
+	else
+		printf "mode %s: not measured (no floor or no bpftrace figure in this run)\n", m }'
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); bench took $(($(date +%s) - START)) s"
 echo "Reproduce: make bench   (= BENCH_ROUNDS=$ROUNDS BENCH_COST_ROUNDS=$COST_ROUNDS BENCH_VCPUS=$VCPUS BENCH_MEM=$MEM BENCH_DIRTY_LOG=$DIRTY scripts/bench.sh $BUILD)"
