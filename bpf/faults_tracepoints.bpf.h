@@ -69,8 +69,11 @@ struct fault_view {
 #define FAULT_SPAN 32 /* bytes from ->addr that hold the flags read (16 on 5.16..6.12) */
 _Static_assert(KVMMMU_POWER_OF_TWO(FAULT_SPAN), "fault bytes are indexed & (FAULT_SPAN - 1)");
 
-static __always_inline __u32 fault_access(bool write, bool exec, bool present)
+/* As kvmmmu_access_from_pferr(): RSVD without P (a stale MMIO SPTE on VMX) is not known. */
+static __always_inline __u32 fault_access(bool write, bool exec, bool present, bool rsvd)
 {
+	if (rsvd && !present)
+		return 0;
 	return KVMMMU_ACC_KNOWN | (write ? KVMMMU_ACC_WRITE : 0) | (exec ? KVMMMU_ACC_FETCH : 0) |
 	       (present ? KVMMMU_ACC_PRESENT : 0);
 }
@@ -97,7 +100,7 @@ static __always_inline void read_fault_btf(struct kvm_page_fault *fault, struct 
 	v->write = fault->write;
 	v->is_tdp = fault_has_is_tdp() ? fault->is_tdp : false;
 	v->prefetch = fault->prefetch;
-	v->access = fault_access(v->write, fault->exec, fault->present);
+	v->access = fault_access(v->write, fault->exec, fault->present, fault->rsvd);
 }
 
 /* FAULT's bool FIELD, at OFF from ->addr: from BUF (its first bytes) when there, else on its own.
@@ -117,6 +120,7 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 	__u32 pf = bpf_core_field_offset(fault->prefetch) - base;
 	__u32 x = bpf_core_field_offset(fault->exec) - base;
 	__u32 p = bpf_core_field_offset(fault->present) - base;
+	__u32 r = bpf_core_field_offset(fault->rsvd) - base;
 	__u32 t = fault_has_is_tdp() ? bpf_core_field_offset(fault->is_tdp) - base : 0;
 	__u8 buf[FAULT_SPAN] = {};
 
@@ -128,8 +132,9 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 	v->addr = *(__u64 *)buf;
 	v->write = FAULT_FLAG(buf, w, fault, write);
 	v->prefetch = FAULT_FLAG(buf, pf, fault, prefetch);
-	v->access = fault_access(v->write, FAULT_FLAG(buf, x, fault, exec),
-				 FAULT_FLAG(buf, p, fault, present));
+	v->access =
+		fault_access(v->write, FAULT_FLAG(buf, x, fault, exec),
+			     FAULT_FLAG(buf, p, fault, present), FAULT_FLAG(buf, r, fault, rsvd));
 	if (fault_has_is_tdp())
 		v->is_tdp = FAULT_FLAG(buf, t, fault, is_tdp);
 }
@@ -138,6 +143,7 @@ static __always_inline void read_fault_raw(struct kvm_page_fault *fault, struct 
 struct fault_levels {
 	__u8 max, req, goal; /* PG_LEVEL_*: what the guest's mapping allows, the host, the goal */
 	bool nx_disallowed;  /* fault->huge_page_disallowed: NX huge pages */
+	bool has_slot;	     /* a memslot backs the address (else MMIO: no level decided) */
 	bool slot_dirty;     /* the memslot is dirty-logged */
 };
 
@@ -169,6 +175,7 @@ static __always_inline void read_levels_btf(struct kvm_page_fault *fault, struct
 	l->goal = fault->goal_level;
 	l->nx_disallowed = fault->huge_page_disallowed;
 	slot = fault->slot;
+	l->has_slot = slot != NULL;
 	l->slot_dirty = slot && (slot->flags & KVMMMU_MEM_LOG_DIRTY_PAGES);
 }
 
@@ -181,6 +188,7 @@ static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct
 	l->req = BPF_CORE_READ(fault, req_level);
 	l->goal = BPF_CORE_READ(fault, goal_level);
 	l->nx_disallowed = BPF_CORE_READ(fault, huge_page_disallowed);
+	l->has_slot = BPF_CORE_READ(fault, slot) != NULL;
 	l->slot_dirty = BPF_CORE_READ(fault, slot, flags) & KVMMMU_MEM_LOG_DIRTY_PAGES;
 }
 
@@ -194,7 +202,8 @@ static __always_inline void count_request_level(struct kvmmmu_thread_stats *s,
 						const struct fault_levels *l)
 {
 	count_level(s, KVMMMU_LEVEL_REQUESTED_4K, l->goal);
-	if (l->goal != PG_LEVEL_4K || l->max <= PG_LEVEL_4K)
+	/* an MMIO SPTE (no memslot): kvm_mmu_hugepage_adjust() returned before any of them */
+	if (l->goal != PG_LEVEL_4K || l->max <= PG_LEVEL_4K || !l->has_slot)
 		return;
 	if (l->slot_dirty)
 		s->counters[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG]++;
@@ -314,9 +323,6 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 		s->counters[KVMMMU_SPTES_PREFETCHED]++;
 		return 0;
 	}
-	/* the level the fault's own SPTE was set at (a prefetch request is no fault) */
-	if (!s->st.prefetch)
-		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
 	/* as KVM decides: write-protected overrides an unchanged SPTE
 	 * (tdp_mmu_map_handle_target_level) */
 	if (s->st.fault_write && !spte_writable(sptep, btf))
@@ -324,6 +330,13 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 	else if (s->st.tdp_mmu_fault &&
 		 (s->st.changed_level != (__u32)level || s->st.changed_gfn != gfn))
 		ret = ret_pf_spurious;
+	/*
+	 * The level the fault's own SPTE was set at; not a prefetch request's
+	 * (no fault), nor a spurious one's (the TDP MMU traces an SPTE it left as
+	 * it was)
+	 */
+	if (!s->st.prefetch && ret != ret_pf_spurious)
+		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
 	close_fault(s, ret, s->st.walk_ts ? bpf_ktime_get_ns() : 0);
 	s->st.walked = 0;
 	return 0;

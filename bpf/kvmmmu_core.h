@@ -137,6 +137,7 @@ struct kvm_page_fault {
 	bool exec;
 	bool write;
 	bool present;
+	bool rsvd;
 	bool is_tdp;
 	bool huge_page_disallowed;
 	struct kvm_memory_slot *slot;

@@ -35,9 +35,15 @@
 #define KVMMMU_ACC_FETCH 0x4
 #define KVMMMU_ACC_PRESENT 0x8
 
-/* From an x86 page-fault error code: P is bit 0, W/R bit 1, I/D bit 4 (SVM's NPF too). */
+/*
+ * From an x86 page-fault error code: P is bit 0, W/R bit 1, I/D bit 4 (SVM's
+ * NPF too). RSVD without P is VMX's EPT misconfiguration (a stale MMIO
+ * SPTE), which KVM passes as that bit alone: its access is not known.
+ */
 static inline __u32 kvmmmu_access_from_pferr(__u64 ec)
 {
+	if ((ec & (KVMMMU_PFERR_RSVD_MASK | 0x1)) == KVMMMU_PFERR_RSVD_MASK)
+		return 0;
 	return KVMMMU_ACC_KNOWN | (ec & 0x2 ? KVMMMU_ACC_WRITE : 0) |
 	       (ec & 0x10 ? KVMMMU_ACC_FETCH : 0) | (ec & 0x1 ? KVMMMU_ACC_PRESENT : 0);
 }

@@ -329,22 +329,26 @@ static void fault_kinds(struct ctx *x)
 
 			prom_u64(x->w, l, 2, s->m.vms[i].total.counters[entry[e].counter]);
 		}
-	prom_family(x->w, "kvmmmu_page_fault_levels_total", PROM_COUNTER,
-		    "KVM MMU page faults that requested an SPTE, by the level requested "
-		    "(fault->goal_level) and the level it was set at");
-	for (size_t i = 0; i < s->m.n_vms; i++)
-		for (int stage = 0; stage < 2; stage++)
-			for (int lv = 0; lv < 3; lv++) {
-				static const char *const levels[] = {"4k", "2m", "1g"};
-				int first = stage ? KVMMMU_LEVEL_INSTALLED_4K
-						  : KVMMMU_LEVEL_REQUESTED_4K;
-				struct prom_label l[] = {
-					{"vm", x->vm[i].text},
-					{"stage", stage ? "installed" : "requested"},
-					{"level", levels[lv]}};
+	/* requested and installed: two families, as a sum over one would count faults twice */
+	for (int stage = 0; stage < 2; stage++) {
+		static const char *const levels[] = {"4k", "2m", "1g"};
+		int first = stage ? KVMMMU_LEVEL_INSTALLED_4K : KVMMMU_LEVEL_REQUESTED_4K;
 
-				prom_u64(x->w, l, 3, s->m.vms[i].total.counters[first + lv]);
+		prom_family(x->w,
+			    stage ? "kvmmmu_page_fault_levels_installed_total"
+				  : "kvmmmu_page_fault_levels_requested_total",
+			    PROM_COUNTER,
+			    stage ? "KVM MMU page faults by the level their SPTE was set at"
+				  : "KVM MMU page faults that requested an SPTE, by the level "
+				    "requested (fault->goal_level)");
+		for (size_t i = 0; i < s->m.n_vms; i++)
+			for (int lv = 0; lv < 3; lv++) {
+				struct prom_label l[] = {{"vm", x->vm[i].text},
+							 {"level", levels[lv]}};
+
+				prom_u64(x->w, l, 2, s->m.vms[i].total.counters[first + lv]);
 			}
+	}
 	prom_family(
 		x->w, "kvmmmu_page_faults_not_huge_total", PROM_COUNTER,
 		"KVM MMU page faults mapped 4 KiB where the guest's mapping allowed a huge page, "

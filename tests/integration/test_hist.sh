@@ -352,7 +352,13 @@ wait $vmm 2>/dev/null
 # its pages takes faults of that kind alone (and one fetch a vCPU, its code
 # page's); the kinds add up to the faults, which are KVM's own; with dirty
 # logging the writes after the first pass are protection faults (present
-# SPTEs, write-protected), not faults on absent ones
+# SPTEs, write-protected), not faults on absent ones. Under nested paging
+# the CPU's own walk of the guest's page tables faults too, on the few pages
+# that hold them (reads, or writes of their A/D bits): SLACK of other kinds
+# a vCPU; shadow paging walks them in software, and takes none.
+[ "$(host_mmu)" = shadow ] && slack=0 || slack=8
+# Intel's PML logs dirty pages without write-protecting them: no faults at all
+pml=$(cat /sys/module/kvm_intel/parameters/pml 2>/dev/null)
 for access in write read exec dirty; do
 	case $access in
 	dirty) largs=(--access write --dirty-log 1) want=write ;;
@@ -372,21 +378,26 @@ for access in write read exec dirty; do
 			eval '[ -n "${n[faults]}" ] && [ "${n[faults]}" = "$kvm" ] &&
 				[ $((n[access_read] + n[access_write] + n[access_fetch] + n[access_unknown])) = "${n[faults]}" ] &&
 				[ $((n[access_present] + n[access_not_present] + n[access_unknown])) = "${n[faults]}" ]'
+		# exec: each fault maps a page the host wrote, whose neighbours the
+		# legacy MMUs map along with it (prefetch): at least one fetch, no more
 		case $want in
-		write) ok='[ "${n[access_read]}" = 0 ] && [ "${n[access_write]}" -ge 1024 ] && [ "${n[access_fetch]}" -le 1 ]' ;;
-		read) ok='[ "${n[access_write]}" = 0 ] && [ "${n[access_read]}" -ge 1024 ] && [ "${n[access_fetch]}" -le 1 ]' ;;
-		exec) ok='[ "${n[access_read]}" = 0 ] && [ "${n[access_write]}" = 0 ] && [ "${n[access_fetch]}" = "${n[faults]}" ]' ;;
+		write) ok='[ "${n[access_write]}" -ge 1024 ] && [ $((n[access_read] + n[access_fetch])) -le $((1 + slack)) ]' ;;
+		read) ok='[ "${n[access_read]}" -ge 1024 ] && [ $((n[access_write] + n[access_fetch])) -le $((1 + slack)) ]' ;;
+		exec) ok='[ "${n[access_fetch]}" -ge 1 ] && [ $((n[access_read] + n[access_write] + n[access_unknown])) -le $slack ]' ;;
 		esac
-		check "hist/access-$access-vcpu$v-kind" "$got" eval "$ok"
-		if [ $access = dirty ]; then
+		check "hist/access-$access-vcpu$v-kind" "$got (slack $slack)" eval "$ok"
+		if [ $access = dirty ] && [ "$pml" = Y ]; then
+			check "hist/access-dirty-vcpu$v-no-protection-with-pml" "$got (slack $slack)" \
+				eval '[ "${n[access_present]}" -le $slack ]'
+		elif [ $access = dirty ]; then
 			check "hist/access-dirty-vcpu$v-protection" "$got" eval '[ "${n[access_present]}" -ge 1 ]'
 		else
-			check "hist/access-$access-vcpu$v-not-present" "$got" eval '[ "${n[access_present]}" = 0 ]'
+			check "hist/access-$access-vcpu$v-not-present" "$got (slack $slack)" eval '[ "${n[access_present]}" -le $slack ]'
 		fi
 	done
 done
 check hist/access-line "$(grep -m1 'access:' "$TMP/acc-read.out")" \
-	grep -q '^    access: read [0-9]* (.*%) write 0 (0.0%) fetch' "$TMP/acc-read.out"
+	grep -q '^    access: read [1-9][0-9]* (.*%) write [0-9]* (.*%) fetch [0-9]* (.*%); not present [0-9]* (.*%) protection [0-9]* (.*%)' "$TMP/acc-read.out"
 
 # --- mapping levels: the levels the faults' SPTEs were set at are what KVM
 # maps (its pages_4k/2m/1g, VM-wide; prefetched SPTEs are 4 KiB ones), with
@@ -415,18 +426,23 @@ for thp in thp 4k dirty; do
 	inst=$((n[level_installed_4k] + n[level_installed_2m] + n[level_installed_1g]))
 	check "hist/levels-$thp-installed-at-most-requested" "$got" \
 		eval '[ -n "${n[faults]}" ] && [ "$inst" -le "$req" ] && [ "$req" -le "${n[faults]}" ] && [ "$inst" -ge 1 ]'
-	if [ $thp = dirty ]; then
+	# (under nested paging the dirty pass's writes regain write access on the
+	# fast path, or take no fault with PML: no request, no level)
+	if [ $thp = dirty ] && [ "$(host_mmu)" = shadow ]; then
+		# shadow paging write-protects the guest's pages: every dirty-pass write requests a 4 KiB SPTE
 		check "hist/levels-dirty-says-dirty-logging" "$got" \
 			eval '[ "${n[level_not_huge_dirty_log]}" -ge 2048 ]'
-	else
+	elif [ $thp != dirty ]; then
 		check "hist/levels-$thp-equal-kvm-pages" "$got" \
 			eval '[ -n "${n[pages_4k]}" ] && [ $((n[level_installed_4k] + n[sptes_prefetched])) = "${n[pages_4k]}" ] &&
 				[ "${n[level_installed_2m]}" = "${n[pages_2m]}" ] && [ "${n[level_installed_1g]}" = "${n[pages_1g]}" ]'
 	fi
 done
-check hist/levels-line "$(grep -m2 -A1 'levels:' "$TMP/lv-dirty.out")" \
-	eval 'grep -q "^    levels: requested 4k [0-9]* 2m [0-9]* 1g [0-9]*; installed 4k [0-9]* 2m [0-9]* 1g [0-9]*$" "$TMP/lv-dirty.out" &&
-		grep -q "^    4k, not huge: dirty logging [1-9][0-9]*, host mapping [0-9]*, NX huge pages [0-9]*$" "$TMP/lv-dirty.out"'
+# the report's lines, the reasons' only where there are some (the guest's
+# page-table and code pages are 4 KiB host pages under either MMU)
+check hist/levels-line "$(grep -m2 -A1 'levels:' "$TMP/lv-4k.out")" \
+	eval 'grep -q "^    levels: requested 4k [1-9][0-9]* 2m [0-9]* 1g [0-9]*; installed 4k [1-9][0-9]* 2m [0-9]* 1g [0-9]*$" "$TMP/lv-4k.out" &&
+		grep -q "^    4k, not huge: dirty logging [0-9]*, host mapping [1-9][0-9]*, NX huge pages [0-9]*$" "$TMP/lv-4k.out"'
 
 # --- bad input: one line, non-zero exit
 bad() {

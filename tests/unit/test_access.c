@@ -29,7 +29,9 @@ static void pferr_bits(void **state)
 	assert_int_equal(kvmmmu_access_from_pferr(0x3), WRITE | PRESENT);
 	assert_int_equal(kvmmmu_access_from_pferr(0x10), FETCH);
 	assert_int_equal(kvmmmu_access_from_pferr(0x11 | 0x4), FETCH | PRESENT);
-	assert_int_equal(kvmmmu_access_from_pferr(0x4 | 0x8), KVMMMU_ACC_KNOWN);
+	assert_int_equal(kvmmmu_access_from_pferr(0x4 | 0x8 | 0x1), KVMMMU_ACC_KNOWN | PRESENT);
+	/* RSVD alone: VMX's EPT misconfiguration, as KVM passes it on: not known */
+	assert_int_equal(kvmmmu_access_from_pferr(0x8), 0);
 	/* SVM's NPF sets bit 32 or 33 (final GPA, or a guest page-table walk): ignored */
 	assert_int_equal(kvmmmu_access_from_pferr((1ULL << 32) | 0x6), WRITE);
 }
