@@ -141,7 +141,7 @@ struct kvm_page_fault {
 	bool is_tdp;
 	bool huge_page_disallowed;
 	struct kvm_memory_slot *slot;
-	/* u8 in 6.1 and 6.12; libbpf sizes each load to the kernel's field */
+	/* (u8 in 6.1 and 6.12: libbpf sizes each load to the kernel's field) */
 	u8 max_level;
 	u8 req_level;
 	u8 goal_level;
