@@ -59,6 +59,10 @@ void prom_state_free(struct prom_state *st);
 /* Whether collector C has figures in SNAP (kvmmmu_scrape_collector_success). */
 bool prom_collector_ok(const struct snapshot *snap, enum prom_collector c);
 
+/* The faults' access kinds, entries and mapping levels of SNAP's VMs, labelled VM[i]
+ * (render_prom_faults.c). */
+void render_prom_fault_kinds(struct prom_writer *w, const struct snapshot *snap,
+			     const char *const *vm);
 /* KVM's statistics of SNAP's VMs into W, labelled VM[i] (render_prom_kvm.c). */
 void render_prom_kvm_stats(struct prom_writer *w, const struct snapshot *snap,
 			   const char *const *vm);
