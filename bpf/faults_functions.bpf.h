@@ -26,6 +26,8 @@ static __always_inline int on_fault_entry(u64 error_code)
 		__sync_fetch_and_add(&health.exits_lost, 1);
 	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
 	s->st.in_fault = 1;
+	if (phases)
+		phases_start(s);
 	s->st.access = kvmmmu_access_from_pferr(error_code);
 	s->st.handled = 0;
 	s->st.pre_lookups = 0;
@@ -44,8 +46,12 @@ static __always_inline int on_fault_exit(void)
 	 * Whole faults only, as many as are counted: an exit on an MMIO SPTE is
 	 * emulated without a handler (handle_mmio_page_fault) and is no fault.
 	 */
-	if (s->st.fault_ts && s->st.handled)
-		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - s->st.fault_ts);
+	if (s->st.fault_ts && s->st.handled) {
+		__u64 ns = bpf_ktime_get_ns() - s->st.fault_ts;
+
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], ns);
+		phases_close(s, ns);
+	}
 	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
 	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
 	s->st.pre_lookups = 0;
@@ -210,6 +216,49 @@ HANDLER_PROBES(nonpaging_page_fault, HANDLER_NONPAGING)
 
 FUNC_ENTRY(direct_page_fault, on_direct_entry(vcpu), struct kvm_vcpu *vcpu)
 FUNC_PAIR(kvm_vcpu_gfn_to_memslot, on_memslot_entry(), on_memslot_exit())
+
+/*
+ * --metric phases: a timed fault's guest walk and host-page lookup, each a
+ * function of its own (neither nests in the other). Those of a handler
+ * only: the emulator walks too, after the handler, for its own reasons.
+ */
+static __always_inline int on_phase_entry(void)
+{
+	struct kvmmmu_thread_stats *s = thread();
+
+	if (s && s->st.in_handler && s->st.fault_ts)
+		s->st.phase_ts = bpf_ktime_get_ns();
+	return 0;
+}
+
+/* ... and its end: the walk's time, or the host page's (PFN). */
+static __always_inline int on_phase_exit(bool pfn)
+{
+	struct kvmmmu_thread_stats *s = thread();
+	__u64 ns;
+
+	if (!s || !s->st.phase_ts)
+		return 0;
+	ns = bpf_ktime_get_ns() - s->st.phase_ts;
+	s->st.phase_ts = 0;
+	if (pfn)
+		s->st.pfn_ns += ns;
+	else
+		s->st.walk_ns += ns;
+	return 0;
+}
+
+/* FNAME(walk_addr_generic): shadow paging's walk of the guest's tables, per guest mode */
+FUNC_PAIR(paging64_walk_addr_generic, on_phase_entry(), on_phase_exit(false))
+FUNC_PAIR(paging32_walk_addr_generic, on_phase_entry(), on_phase_exit(false))
+FUNC_PAIR(ept_walk_addr_generic, on_phase_entry(), on_phase_exit(false))
+/*
+ * The host page: kvm_faultin_pfn in 6.1 and 6.12 (a function of its own in
+ * Debian's builds of both); kvm_mmu_faultin_pfn is the name later kernels
+ * give it (not checked on one here). User space probes one of them.
+ */
+FUNC_PAIR(kvm_faultin_pfn, on_phase_entry(), on_phase_exit(true))
+FUNC_PAIR(kvm_mmu_faultin_pfn, on_phase_entry(), on_phase_exit(true))
 
 char LICENSE[] SEC("license") = "GPL";
 

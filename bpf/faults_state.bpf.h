@@ -43,6 +43,8 @@ const volatile bool func_mode = false;
  * which path the fault took.
  */
 const volatile bool done_event = false;
+/* --metric phases: where each fault's time goes (walk, pfn, mmu_lock, map, other). */
+const volatile bool phases = false;
 /*
  * Set by user space once every program is attached. Programs attach one by
  * one; a fault whose request was seen before its SPTE's program was there
@@ -177,6 +179,41 @@ static __always_inline bool start_timing(struct kvmmmu_thread_stats *s)
 	return s->st.timed = bpf_get_prandom_u32() % sample_every == 0;
 }
 
+/* A timed fault starts: no time in any phase yet. */
+static __always_inline void phases_start(struct kvmmmu_thread_stats *s)
+{
+	s->st.phase_ts = 0;
+	s->st.map_ts = 0;
+	s->st.walk_ns = 0;
+	s->st.pfn_ns = 0;
+	s->st.lock_ns = 0;
+	s->st.map_ns = 0;
+}
+
+/*
+ * A timed fault of TOTAL ns ends: each phase it went through, and the rest
+ * as "other". Phases are measured inside the fault, one at a time, so they
+ * never add up to more than TOTAL; should they (a wait the lock object gave
+ * the wrong fault), "other" is 0 and their sum shows the excess.
+ */
+static __always_inline void phases_close(struct kvmmmu_thread_stats *s, __u64 total)
+{
+	__u64 sum = s->st.walk_ns + s->st.pfn_ns + s->st.lock_ns + s->st.map_ns;
+
+	if (!phases)
+		return;
+	if (s->st.walk_ns)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_PHASE_WALK], s->st.walk_ns);
+	if (s->st.pfn_ns)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_PHASE_PFN], s->st.pfn_ns);
+	if (s->st.lock_ns)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_PHASE_LOCK], s->st.lock_ns);
+	if (s->st.map_ns)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_PHASE_MAP], s->st.map_ns);
+	kvmmmu_hist_add(&s->hist[KVMMMU_HIST_PHASE_OTHER], total > sum ? total - sum : 0);
+	phases_start(s);
+}
+
 /* Ends the pending fault with RET; NOW is when its SPTE was set, 0 if none was (no latency). */
 static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, __u64 now)
 {
@@ -205,8 +242,11 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 		s->counters[KVMMMU_PATH_DIRECT]++;
 		count_ret(s, ret, KVMMMU_FP_DIRECT);
 	}
-	if (now && s->st.walked && s->st.walk_ts)
+	if (now && s->st.walked && s->st.walk_ts) {
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
+		/* the tracepoint model's fault time: its phases are parts of it */
+		phases_close(s, now - s->st.walk_ts);
+	}
 }
 
 /*

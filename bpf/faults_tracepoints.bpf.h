@@ -32,6 +32,8 @@ static __always_inline int on_walk(__u64 addr)
 	s->st.walk_addr = addr;
 	s->st.element_ts = 0;
 	s->st.walked = 1;
+	if (phases && !func_mode)
+		phases_start(s);
 	return 0;
 }
 TP_PAIR(kvm_mmu_pagetable_walk, on_walk(addr), u64 addr, u32 pferr)
@@ -214,6 +216,30 @@ static __always_inline void count_request_level(struct kvmmmu_thread_stats *s,
 }
 
 /*
+ * --metric phases: the fault's SPTE is requested, its mapping starts (under
+ * mmu_lock, the host page in hand). Function probes time faults from
+ * kvm_mmu_page_fault; the tracepoint model from the walk (shadow paging),
+ * whose end is its last kvm_mmu_paging_element.
+ */
+static __always_inline void phases_map_starts(struct kvmmmu_thread_stats *s)
+{
+	if (func_mode ? !(s->st.fault_ts && s->st.in_handler) : !(s->st.walked && s->st.walk_ts))
+		return;
+	if (!func_mode && s->st.element_ts > s->st.walk_ts)
+		s->st.walk_ns = s->st.element_ts - s->st.walk_ts;
+	s->st.map_ts = bpf_ktime_get_ns();
+}
+
+/* ... and ends at NOW, with the fault's SPTE (or its MMIO SPTE) set. */
+static __always_inline void phases_map_ends(struct kvmmmu_thread_stats *s, __u64 now)
+{
+	if (!s->st.map_ts)
+		return;
+	s->st.map_ns += now - s->st.map_ts;
+	s->st.map_ts = 0;
+}
+
+/*
  * Whether the last guest walk was this fault's own: shadow paging
  * (FNAME(page_fault)) walks FAULT->addr just before it requests the SPTE;
  * a TDP fault walks nothing, and the walk before it was the emulator's.
@@ -254,8 +280,8 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 	}
 	if (s->st.walked && !walk_is_fault_s(&f, s->st.walk_addr))
 		s->st.walked = 0;
-	if (s->st.walked && s->st.element_ts > s->st.walk_ts)
-		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK], s->st.element_ts - s->st.walk_ts);
+	if (phases)
+		phases_map_starts(s);
 	s->st.prefetch = f.prefetch ? (pre_faulting() ? PREFETCH_PRE_FAULT : PREFETCH_ASYNC_PF) : 0;
 	if (!f.prefetch) {
 		s->st.access = f.access;
@@ -314,6 +340,7 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 {
 	struct kvmmmu_thread_stats *s = thread();
 	int ret = ret_pf_fixed;
+	__u64 now;
 
 	if (!s)
 		return 0;
@@ -337,7 +364,9 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 	 */
 	if (!s->st.prefetch && ret != ret_pf_spurious)
 		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
-	close_fault(s, ret, s->st.walk_ts ? bpf_ktime_get_ns() : 0);
+	now = s->st.walk_ts || s->st.map_ts ? bpf_ktime_get_ns() : 0;
+	phases_map_ends(s, now);
+	close_fault(s, ret, s->st.walk_ts ? now : 0);
 	s->st.walked = 0;
 	return 0;
 }
@@ -352,7 +381,10 @@ static __always_inline int on_mark_mmio_spte(void)
 		return 0;
 	s->counters[KVMMMU_MMIO_SPTES_CREATED]++;
 	if (s->st.pending) {
-		close_fault(s, ret_pf_emulate, s->st.walk_ts ? bpf_ktime_get_ns() : 0);
+		__u64 now = s->st.walk_ts || s->st.map_ts ? bpf_ktime_get_ns() : 0;
+
+		phases_map_ends(s, now);
+		close_fault(s, ret_pf_emulate, s->st.walk_ts ? now : 0);
 		s->st.walked = 0;
 	}
 	return 0;

@@ -157,8 +157,10 @@ static __always_inline int end(void *lock)
 	 */
 	f = in_fault(&key);
 	if (f) {
-		if (f->st.timed)
+		if (f->st.timed) {
 			kvmmmu_hist_add(&f->lock_wait[mode], ns);
+			f->st.lock_ns += ns; /* the fault's mmu_lock phase (--metric phases) */
+		}
 		return 0;
 	}
 	s = thread();

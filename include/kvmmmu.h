@@ -138,6 +138,13 @@ struct kvmmmu_fault_state {
 	__u32 access;	     /* the fault's KVMMMU_ACC_* (0: not known) */
 	__u64 exit_seq;	     /* tracepoint model: the vCPU's exit count (stat.exits) at the
 				page-fault exit; 0: not known (before 6.1) */
+	/* --metric phases: the fault's time so far in each phase, and the phase in progress */
+	__u64 phase_ts; /* entry of the walk or pfn function in progress (function probes) */
+	__u64 map_ts;	/* the fault's kvm_mmu_spte_requested */
+	__u64 walk_ns;	/* the guest page-table walk */
+	__u64 pfn_ns;	/* resolving the host page */
+	__u64 lock_ns;	/* mmu_lock waits (added by the mmu_lock object) */
+	__u64 map_ns;	/* kvm_mmu_spte_requested to the SPTE set */
 };
 
 /*

@@ -95,10 +95,21 @@
 	X(FAST, "fast_path_ns", "fast-path", "handler entry to the fast_page_fault tracepoint")    \
 	X(SLOW, "slow_path_ns", "slow-path",                                                       \
 	  "handler entry to exit, when the fast path did not resolve it")                          \
-	X(WALK, "walk_ns", NULL, "kvm_mmu_pagetable_walk to its last kvm_mmu_paging_element")      \
+	X(PHASE_WALK, "phase_walk_ns", NULL,                                                       \
+	  "a fault's phase: its guest page-table walk (shadow paging; FNAME(walk_addr_generic), "  \
+	  "or kvm_mmu_pagetable_walk to its last kvm_mmu_paging_element)")                         \
 	X(MEMSLOT, "memslot_ns", "memslot", "one kvm_vcpu_gfn_to_memslot call inside a fault")     \
 	X(WALK_TO_SPTE, "walk_to_spte_ns", "walk-to-spte",                                         \
-	  "kvm_mmu_pagetable_walk to the fault's kvm_mmu_set_spte")
+	  "kvm_mmu_pagetable_walk to the fault's kvm_mmu_set_spte")                                \
+	X(PHASE_PFN, "phase_pfn_ns", NULL,                                                         \
+	  "a fault's phase: resolving the host page (kvm_faultin_pfn: GUP, swap-in, an "           \
+	  "async page fault's setup, a userfaultfd wait)")                                         \
+	X(PHASE_LOCK, "phase_lock_ns", NULL,                                                       \
+	  "a fault's phase: its waits for mmu_lock, summed (faults that waited)")                  \
+	X(PHASE_MAP, "phase_map_ns", NULL,                                                         \
+	  "a fault's phase: mapping, kvm_mmu_spte_requested to the fault's kvm_mmu_set_spte")      \
+	X(PHASE_OTHER, "phase_other_ns", NULL,                                                     \
+	  "a fault's phase: the rest of its time, what no other phase measured")
 
 /*
  * MMU lifecycle and ioctl counters: X(ID, NAME, PROM, HELP). ID makes

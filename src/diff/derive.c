@@ -30,6 +30,26 @@ static double pct(__u64 part, __u64 whole)
 	return whole ? 100.0 * (double)part / (double)whole : 0;
 }
 
+/* --metric phases: each phase's share of the faults' time ("phase_pfn_ns % of fault time"). */
+static void phase_shares(struct run *r, const char *vm, int vcpu, const struct snapshot *sn,
+			 const struct figures *f)
+{
+	static const int ph[] = {KVMMMU_HIST_PHASE_WALK, KVMMMU_HIST_PHASE_PFN,
+				 KVMMMU_HIST_PHASE_LOCK, KVMMMU_HIST_PHASE_MAP,
+				 KVMMMU_HIST_PHASE_OTHER};
+	const struct kvmmmu_hist *whole = sn->hist_available[KVMMMU_HIST_FAULT]
+						  ? &f->hist[KVMMMU_HIST_FAULT]
+						  : &f->hist[KVMMMU_HIST_WALK_TO_SPTE];
+	char metric[64];
+
+	for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]) && whole->sum_ns; i++) {
+		if (!sn->hist_available[ph[i]])
+			continue;
+		snprintf(metric, sizeof(metric), "%s %% of fault time", kvmmmu_hist_names[ph[i]]);
+		add(r, vm, vcpu, metric, pct(f->hist[ph[i]].sum_ns, whole->sum_ns));
+	}
+}
+
 static void add_hist(struct run *r, const char *vm, int vcpu, const char *name,
 		     const struct kvmmmu_hist *h)
 {
@@ -128,6 +148,7 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 					f->lock_wait[KVMMMU_LOCK_WRITE].sum_ns,
 				ft->sum_ns));
 	}
+	phase_shares(r, vm, vcpu, sn, f);
 	if (sn->events_ok) {
 		add(r, vm, vcpu, "shadow pages created",
 		    (double)f->mmu[KVMMMU_SHADOW_PAGES_CREATED]);

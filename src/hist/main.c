@@ -166,9 +166,9 @@ static int setup(struct hist_run *r)
 	const struct session_opts sopts = {
 		.mode = r->env.session.mode,
 		.attribution = r->env.attribution,
-		.walk_hist = r->env.show[SECTION_HIST0 + KVMMMU_HIST_WALK],
+		.phases = render_wants_phases(r->env.show),
 		.sample_every = r->env.session.sample_every,
-		.lock = r->env.show[SECTION_LOCK],
+		.lock = r->env.show[SECTION_LOCK] || render_wants_phases(r->env.show),
 		.events = r->env.show[SECTION_MMU] || r->env.show[SECTION_TIMELINE],
 		.kvm_stats = r->env.show[SECTION_KVM] || r->env.csv_path,
 		.specs = r->env.session.specs,
@@ -241,6 +241,8 @@ int main(int argc, char **argv)
 	fprintf(r.out, "... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
 	if (!session_facts(&r.s, &facts)) {
 		render_probe_header(r.out, &facts);
+		if (render_wants_phases(r.env.show))
+			render_phases_header(r.out, &facts);
 		/* what this kernel cannot give: for the user, not the data */
 		render_unavailable(stderr, &facts, &r.ro);
 		snapshot_free(&facts);

@@ -25,6 +25,7 @@ enum section {
 	SECTION_LOCK,	  /* kvm->mmu_lock waits */
 	SECTION_MMU,	  /* shadow pages, splits, zaps, dirty-log calls */
 	SECTION_TIMELINE, /* memslot and dirty-log events, with the faults between them */
+	SECTION_PHASES,	  /* where the faults' time goes: walk, pfn, mmu_lock, map, other */
 	SECTION_HIST0,	  /* + enum kvmmmu_hist_id */
 	N_SECTIONS = SECTION_HIST0 + KVMMMU_N_HISTS,
 };
@@ -41,6 +42,16 @@ struct render_opts {
 /* Parses a --metric list into SHOW; returns -EINVAL with the bad name in *bad. */
 int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad);
 const char *section_name(int section);
+
+/* A duration in the unit that suits it: "785.7 ms", "12.3 us", "940 ns". */
+const char *render_scaled_ns(char buf[32], __u64 ns);
+/* Whether SHOW asks for the phases of a fault: the breakdown, or one of their histograms. */
+bool render_wants_phases(const bool show[N_SECTIONS]);
+/* How each phase is measured here, or why it is not (the header, with --metric phases). */
+void render_phases_header(FILE *f, const struct snapshot *snap);
+/* FG's faults' time by phase: each one's share of the fault time, its count and p50/p99. */
+void render_phases(FILE *f, const struct figures *fg, const struct snapshot *snap,
+		   const struct render_opts *o);
 
 /* The lines that say what is attached and how. */
 void render_probe_header(FILE *f, const struct snapshot *snap);

@@ -7,8 +7,8 @@
 #include "vm_name.h"
 
 static const char *const section_names[SECTION_HIST0] = {
-	"outcomes", "paths",	 "access",   "levels", "memslot",
-	"events",   "kvm_stats", "mmu_lock", "mmu",    "timeline"};
+	"outcomes",  "paths",	 "access", "levels",   "memslot", "events",
+	"kvm_stats", "mmu_lock", "mmu",	   "timeline", "phases"};
 
 const char *section_name(int section)
 {
@@ -162,8 +162,7 @@ void render_unavailable(FILE *f, const struct snapshot *snap, const struct rende
 		fprintf(f, " (they need the probes above)\n");
 }
 
-/* A duration in the unit that suits it: "785.7 ms", "12.3 us", "940 ns". */
-static const char *scaled(char buf[32], __u64 ns)
+const char *render_scaled_ns(char buf[32], __u64 ns)
 {
 	if (ns >= 1000000000ULL)
 		snprintf(buf, 32, "%.2f s", ns / 1e9);
@@ -360,15 +359,15 @@ static void render_lock(FILE *f, const struct figures *fg, const struct render_o
 	char a[32], b[32];
 
 	fprintf(f, "    mmu_lock waits in faults: read %llu (%s), write %llu (%s)",
-		(unsigned long long)r->count, scaled(a, r->sum_ns), (unsigned long long)w->count,
-		scaled(b, w->sum_ns));
+		(unsigned long long)r->count, render_scaled_ns(a, r->sum_ns),
+		(unsigned long long)w->count, render_scaled_ns(b, w->sum_ns));
 	if (total)
 		fprintf(f, "; %.1f%% of %s", pct(r->sum_ns + w->sum_ns, total), what);
 	fprintf(f, "\n    mmu_lock waits elsewhere: read %llu (%s), write %llu (%s)\n",
 		(unsigned long long)fg->lock_other_waits[KVMMMU_LOCK_READ],
-		scaled(a, fg->lock_other_wait_ns[KVMMMU_LOCK_READ]),
+		render_scaled_ns(a, fg->lock_other_wait_ns[KVMMMU_LOCK_READ]),
 		(unsigned long long)fg->lock_other_waits[KVMMMU_LOCK_WRITE],
-		scaled(b, fg->lock_other_wait_ns[KVMMMU_LOCK_WRITE]));
+		render_scaled_ns(b, fg->lock_other_wait_ns[KVMMMU_LOCK_WRITE]));
 	for (int mode = 0; mode < KVMMMU_LOCK_MODES; mode++)
 		if (fg->lock_wait[mode].count)
 			render_hist(f, &fg->lock_wait[mode], kvmmmu_lock_hist_names[mode], o);
@@ -471,6 +470,8 @@ static void render_figures(FILE *f, const struct figures *fg, const struct snaps
 		render_lock(f, fg, o);
 	if (o->show[SECTION_MMU] && snap->events_ok)
 		render_mmu(f, fg);
+	if (o->show[SECTION_PHASES])
+		render_phases(f, fg, snap, o);
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
 		if (o->show[SECTION_HIST0 + h] && snap->hist_available[h])
 			render_hist(f, &fg->hist[h], kvmmmu_hist_names[h], o);

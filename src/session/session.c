@@ -178,7 +178,7 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.filter_pids = opts->command || (opts->n_specs && !has_name_specs(opts)),
 		/* `sudo qemu`, `timeout 60 qemu`, a script: the VMM is the command's child */
 		.follow_forks = opts->command != NULL,
-		.walk_hist = opts->walk_hist,
+		.phases = opts->phases,
 		.sample_every = opts->sample_every,
 		.lock = opts->lock,
 		.events = opts->events,

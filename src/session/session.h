@@ -26,7 +26,7 @@
 struct session_opts {
 	enum probe_mode mode;
 	enum attribution attribution;
-	bool walk_hist;		   /* kvm_mmu_paging_element, for walk_ns */
+	bool phases;		   /* where each fault's time goes: walk, pfn, lock, map */
 	unsigned int sample_every; /* time 1 fault in N; 0 or 1: every fault */
 	bool lock;		   /* the mmu_lock probes */
 	bool events;		   /* the MMU lifecycle and timeline probes */

@@ -14,6 +14,7 @@ enum {
 	OPT_CSV = 1000,
 	OPT_SINCE_START,
 	OPT_PER_VCPU,
+	OPT_PHASES,
 };
 
 const char *argp_program_version = "kvmmmu-top " KVMMMU_VERSION;
@@ -23,7 +24,7 @@ static const char doc[] =
 	"paths, latency, mmu_lock waits.\n"
 	"\n"
 	"USAGE: kvmmmu-top [-p PID|NAME]... [-d SECS] [-s KEY] [-b [-n COUNT] [--per-vcpu]] "
-	"[--since-start] [--csv FILE]\n"
+	"[--since-start] [--phases] [--csv FILE]\n"
 	"\v"
 	"KEYS: Enter a VM's vCPUs, then a vCPU's histogram, Esc back; / or f filter by name; "
 	"Up/Down select; < > sort column, i invert; "
@@ -46,6 +47,10 @@ static const struct argp_option options[] = {
 	{"since-start", OPT_SINCE_START, NULL, 0, "Counts since the start instead of rates", 0},
 	{"per-vcpu", OPT_PER_VCPU, NULL, 0, "Batch mode: each VM's vCPU rows under it", 0},
 	{"csv", OPT_CSV, "FILE", 0, "Also write kvmmmu CSV (as kvmmmu-hist) at each refresh", 0},
+	{"phases", OPT_PHASES, NULL, 0,
+	 "Where each fault's time goes (walk, pfn, mmu_lock, map, other), in the vCPU view; "
+	 "costs probes and clock reads in every fault",
+	 0},
 	{"verbose", 'v', NULL, 0,
 	 "Show libbpf's messages; batch mode: what the session keeps, at each frame", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
@@ -89,6 +94,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_CSV:
 		env->csv_path = arg;
+		break;
+	case OPT_PHASES:
+		env->phases = true;
 		break;
 	case 'v':
 		env->verbose = true;

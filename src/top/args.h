@@ -17,6 +17,7 @@ struct top_env {
 	enum top_sort sort;
 	bool since_start; /* counts since the start, not per second */
 	bool per_vcpu;	  /* batch: each VM's vCPU rows under it */
+	bool phases;	  /* --phases: where the faults' time goes, in the vCPU view */
 	const char *csv_path;
 	bool verbose;
 	char *command_line;

@@ -315,6 +315,7 @@ int main(int argc, char **argv)
 		.sample_every = t.env.session.sample_every,
 		.lock = true,
 		.events = true,
+		.phases = t.env.phases,
 		.kvm_stats = false,
 		.specs = t.env.session.specs,
 		.n_specs = t.env.session.n_specs,

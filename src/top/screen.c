@@ -314,8 +314,10 @@ static void draw_vcpu(struct top *t, int y)
 	mem = open_memstream(&buf, &len);
 	if (!mem)
 		return;
+	render_phases(mem, &f, &t->prev, &o); /* --phases: the table, not each one's histogram */
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
-		if (t->prev.hist_available[h] && f.hist[h].count)
+		if (t->prev.hist_available[h] && f.hist[h].count &&
+		    strncmp(kvmmmu_hist_names[h], "phase_", 6))
 			render_hist_buckets(mem, &f.hist[h], kvmmmu_hist_names[h], &o);
 	fclose(mem);
 	for (line = strtok_r(buf, "\n", &save); line && y < LINES - 1;

@@ -170,6 +170,10 @@ struct probe_status *collector_probes(const struct collector *c, size_t *n, size
 
 bool collector_hist_available(const struct collector *c, int hist, const char **why)
 {
+	if (hist == KVMMMU_HIST_PHASE_LOCK && c->faults.opts->phases && !c->lock.ok) {
+		*why = "needs the mmu_lock probes (lock:contention_begin and _end)";
+		return false;
+	}
 	return faults_source_hist_available(&c->faults, hist, why);
 }
 

@@ -30,7 +30,7 @@ struct collector_opts {
 	enum attribution attribution;
 	bool filter_pids;
 	bool follow_forks; /* with filter_pids: a traced process's children are traced too */
-	bool walk_hist;	   /* attach kvm_mmu_paging_element for walk_ns */
+	bool phases;	   /* --metric phases: the phases of each fault (its probes) */
 	/* with filter_pids, the processes traced from the start (in the filter before attach) */
 	const int *pids;
 	size_t n_pids;

@@ -82,20 +82,32 @@ static const struct {
 	bool may_be_absent;   /* a handler some kernels do not build: absent, it takes no fault */
 	int ret_arg;
 	size_t progs[N_PROG_SLOTS];
+	bool phase;	  /* times a phase of a fault: only with --metric phases */
+	bool alternative; /* another name of the function before it: probed if that one is not */
 } functions[] = {
-	{"kvm_mmu_page_fault", true, false, -1, FUNC_PROGS(kvm_mmu_page_fault)},
-	{"kvm_tdp_page_fault", true, false, 2, FUNC_PROGS(kvm_tdp_page_fault)},
-	{"paging64_page_fault", true, false, 2, FUNC_PROGS(paging64_page_fault)},
+	{"kvm_mmu_page_fault", true, false, -1, FUNC_PROGS(kvm_mmu_page_fault), false, false},
+	{"kvm_tdp_page_fault", true, false, 2, FUNC_PROGS(kvm_tdp_page_fault), false, false},
+	{"paging64_page_fault", true, false, 2, FUNC_PROGS(paging64_page_fault), false, false},
 	/* the other handlers mmu->page_fault may point at: every fault is counted once */
-	{"paging32_page_fault", true, true, 2, FUNC_PROGS(paging32_page_fault)},
-	{"ept_page_fault", true, true, 2, FUNC_PROGS(ept_page_fault)},
-	{"nonpaging_page_fault", true, true, 2, FUNC_PROGS(nonpaging_page_fault)},
-	{"direct_page_fault", false, false, -1, ENTRY_PROGS(direct_page_fault)},
-	{"kvm_vcpu_gfn_to_memslot", false, false, -1, FUNC_PROGS(kvm_vcpu_gfn_to_memslot)},
+	{"paging32_page_fault", true, true, 2, FUNC_PROGS(paging32_page_fault), false, false},
+	{"ept_page_fault", true, true, 2, FUNC_PROGS(ept_page_fault), false, false},
+	{"nonpaging_page_fault", true, true, 2, FUNC_PROGS(nonpaging_page_fault), false, false},
+	{"direct_page_fault", false, false, -1, ENTRY_PROGS(direct_page_fault), false, false},
+	{"kvm_vcpu_gfn_to_memslot", false, false, -1, FUNC_PROGS(kvm_vcpu_gfn_to_memslot), false,
+	 false},
+	/* the phases: the guest walk (shadow paging), then the host page */
+	{"paging64_walk_addr_generic", false, true, -1, FUNC_PROGS(paging64_walk_addr_generic),
+	 true, false},
+	{"paging32_walk_addr_generic", false, true, -1, FUNC_PROGS(paging32_walk_addr_generic),
+	 true, false},
+	{"ept_walk_addr_generic", false, true, -1, FUNC_PROGS(ept_walk_addr_generic), true, false},
+	{"kvm_mmu_faultin_pfn", false, true, -1, FUNC_PROGS(kvm_mmu_faultin_pfn), true, false},
+	{"kvm_faultin_pfn", false, true, -1, FUNC_PROGS(kvm_faultin_pfn), true, true},
 };
 
 #define N_TP (sizeof(tracepoints) / sizeof(tracepoints[0]))
 #define N_FUNC (sizeof(functions) / sizeof(functions[0]))
+_Static_assert(N_FUNC + N_TP <= FAULTS_MAX_PROBES, "every probe point has a status");
 
 /* Probe point I's programs in the loaded skeleton: the functions first, then the tracepoints. */
 static struct probe_progs progs_of(const struct faults_source *fs, size_t i)
@@ -143,6 +155,34 @@ static int pf_exit_error_code_arg(struct kernel_btf *kb)
 	return n;
 }
 
+/*
+ * Whether function I, if it times a phase, is to be probed: with --metric
+ * phases, where the kernel has it, and for another name of the function
+ * before it only when that one is not probed. Says why not in WHY (SIZE).
+ */
+static bool phase_function_wanted(const struct faults_source *fs, size_t i,
+				  const enum attach_kind func_kind[N_FUNC], char *why, size_t size)
+{
+	if (!functions[i].phase)
+		return true;
+	if (!fs->opts->phases) {
+		if (size)
+			snprintf(why, size, "off: --metric phases");
+		return false;
+	}
+	if (functions[i].alternative && i > 0 && func_kind[i - 1] != ATTACH_NONE) {
+		if (size)
+			snprintf(why, size, "not needed: %s is probed", functions[i - 1].func);
+		return false;
+	}
+	if (ksym_lookup(NULL, functions[i].func) != KSYM_PRESENT) {
+		if (size)
+			snprintf(why, size, "not in this kernel");
+		return false;
+	}
+	return true;
+}
+
 static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC],
 		 const bool raw_only[N_TP])
 {
@@ -156,7 +196,8 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 		struct probe_progs pp;
 
 		p->name = functions[i].func;
-		p->wanted = true;
+		/* a phase's function this kernel lacks, or does not need, is no loss */
+		p->wanted = phase_function_wanted(fs, i, func_kind, NULL, 0);
 		p->kind = k;
 		pp = progs_of(fs, i);
 		probe_progs_plan(&pp, k);
@@ -172,8 +213,11 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 		p->name = tracepoints[i].event;
 		p->group = tracepoints[i].group;
 		p->optional = tracepoints[i].optional;
-		p->wanted = tracepoints[i].forks ? fs->opts->follow_forks
-						 : !p->optional || fs->opts->walk_hist;
+		/* the optional one, kvm_mmu_paging_element, ends the walk phase without functions
+		 */
+		p->wanted = tracepoints[i].forks
+				    ? fs->opts->follow_forks
+				    : !p->optional || (fs->opts->phases && !outcome_funcs);
 		if (tracepoints[i].forks && !p->wanted) {
 			snprintf(p->why, sizeof(p->why), "not needed: no command to follow");
 		} else if (tracepoints[i].patched && outcome_funcs) {
@@ -185,8 +229,12 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 			p->wanted = false;
 			snprintf(p->why, sizeof(p->why),
 				 "not in this kernel (kernel-patches/ adds it)");
+		} else if (!p->wanted && fs->opts->phases) {
+			snprintf(p->why, sizeof(p->why),
+				 "not needed: function probes time the walk");
 		} else if (!p->wanted) {
-			snprintf(p->why, sizeof(p->why), "off (costs an event per guest PTE)");
+			snprintf(p->why, sizeof(p->why),
+				 "off: --metric phases (costs an event per guest PTE)");
 		}
 		p->kind = !p->wanted ? ATTACH_NONE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
 		if (tracepoints[i].patched && p->wanted)
@@ -213,6 +261,7 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 	ro->have_rdonly_cast = kernel_btf_has_kfunc(&fs->engine->kb, "bpf_rdonly_cast");
 	ro->pf_exit_error_code_arg = pf_exit_error_code_arg(&fs->engine->kb);
 	ro->sample_every = fs->opts->sample_every > 1 ? fs->opts->sample_every : 1;
+	ro->phases = fs->opts->phases;
 }
 
 /*
@@ -397,6 +446,13 @@ static bool attached(const struct faults_source *fs, const char *name)
 	return p && p->kind != ATTACH_NONE;
 }
 
+/* --metric phases asked for the phases' probes. */
+static bool phases_on(const struct faults_source *fs, const char **why)
+{
+	*why = "off: --metric phases (costs probes and clock reads in every fault)";
+	return fs->opts->phases;
+}
+
 bool faults_source_hist_available(const struct faults_source *fs, int hist, const char **why)
 {
 	switch (hist) {
@@ -412,10 +468,39 @@ bool faults_source_hist_available(const struct faults_source *fs, int hist, cons
 	case KVMMMU_HIST_SLOW:
 		*why = "needs the page-fault handlers (fentry or kprobe)";
 		return attached(fs, "kvm_tdp_page_fault") || attached(fs, "paging64_page_fault");
-	case KVMMMU_HIST_WALK:
-		*why = "off: add walk_ns to --metric (kvm_mmu_paging_element, 4 events a fault)";
+	case KVMMMU_HIST_PHASE_WALK:
+		if (!phases_on(fs, why))
+			return false;
+		if (fs->func_mode) {
+			*why = "needs FNAME(walk_addr_generic) (fentry or kprobe)";
+			return attached(fs, "paging64_walk_addr_generic") ||
+			       attached(fs, "ept_walk_addr_generic");
+		}
+		*why = "needs kvm_mmu_pagetable_walk and kvm_mmu_paging_element";
 		return attached(fs, "kvm_mmu_paging_element") &&
 		       attached(fs, "kvm_mmu_pagetable_walk");
+	case KVMMMU_HIST_PHASE_PFN:
+		if (!phases_on(fs, why))
+			return false;
+		*why = fs->func_mode ? "needs kvm_faultin_pfn (fentry or kprobe)"
+				     : "no tracepoint shows it: needs kvm_faultin_pfn (fentry or "
+				       "kprobe); the rest of the fault (other) holds it";
+		return fs->func_mode &&
+		       (attached(fs, "kvm_faultin_pfn") || attached(fs, "kvm_mmu_faultin_pfn"));
+	case KVMMMU_HIST_PHASE_LOCK: /* the collector checks the mmu_lock probes */
+	case KVMMMU_HIST_PHASE_MAP:
+	case KVMMMU_HIST_PHASE_OTHER:
+		if (!phases_on(fs, why))
+			return false;
+		/* parts of a fault's time: the fault's, or the tracepoint model's walk-to-SPTE */
+		if (fs->func_mode) {
+			*why = "needs kvm_mmu_page_fault (fentry or kprobe)";
+			return attached(fs, "kvm_mmu_page_fault") &&
+			       attached(fs, "kvm_mmu_spte_requested");
+		}
+		*why = "needs kvm_mmu_pagetable_walk and kvm_mmu_set_spte (shadow paging's faults "
+		       "only: tracepoints show no start of a TDP fault)";
+		return attached(fs, "kvm_mmu_pagetable_walk") && attached(fs, "kvm_mmu_set_spte");
 	case KVMMMU_HIST_MEMSLOT:
 		*why = "needs kvm_vcpu_gfn_to_memslot and kvm_mmu_page_fault (fentry or kprobe)";
 		return attached(fs, "kvm_vcpu_gfn_to_memslot") &&
@@ -467,6 +552,10 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 	for (size_t i = 0; i < N_FUNC; i++) {
 		char *why = fs->probes[i].why;
 
+		if (!phase_function_wanted(fs, i, func_kind, why, sizeof(fs->probes[i].why))) {
+			func_kind[i] = ATTACH_NONE;
+			continue;
+		}
 		func_kind[i] = attach_choose_function(fs->engine, functions[i].func, why,
 						      sizeof(fs->probes[i].why));
 		if (func_kind[i] == ATTACH_FENTRY)

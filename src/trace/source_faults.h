@@ -21,7 +21,7 @@
 
 struct faults_bpf;
 
-#define FAULTS_MAX_PROBES 24
+#define FAULTS_MAX_PROBES 32
 
 /* A thread that exited: its last figures, kept once its map entry is freed. */
 struct retired_thread {

@@ -448,6 +448,47 @@ check hist/levels-line "$(grep -m2 -A1 'levels:' "$TMP/lv-4k.out")" \
 	eval 'grep -q "^    levels: requested 4k [1-9][0-9]* 2m [0-9]* 1g [0-9]*; installed 4k [1-9][0-9]* 2m [0-9]* 1g [0-9]*$" "$TMP/lv-4k.out" &&
 		grep -q "^    4k, not huge: dirty logging [0-9]*, host mapping [1-9][0-9]*, NX huge pages [0-9]*$" "$TMP/lv-4k.out"'
 
+# --- phases (--metric phases): where a fault's time goes. Each timed fault's
+# phases are parts of its time ($LAT): walk, pfn, mmu_lock and map as
+# measured, other the rest, so they add up to it exactly and never to more.
+# The guest walk is shadow paging's alone; only function probes see the host
+# page (pfn: kvm_faultin_pfn), tracepoints say they cannot.
+"$HIST" --metric outcomes,phases --csv "$TMP/ph.csv" -- "$LOAD" --vcpus 2 --mem 16M \
+	--csv "$TMP/ph-load.csv" >"$TMP/ph.out" 2>&1
+declare -A n=()
+for m in faults ${LAT}_count ${LAT}_sum phase_walk_ns_count phase_walk_ns_sum phase_pfn_ns_count \
+	phase_pfn_ns_sum phase_lock_ns_sum phase_map_ns_count phase_map_ns_sum phase_other_ns_count \
+	phase_other_ns_sum; do
+	n[$m]=$(vm_bpf "$TMP/ph.csv" $m)
+done
+got=$(for m in "${!n[@]}"; do echo "$m=${n[$m]}"; done | sort | tr '\n' ' ')
+parts=$((n[phase_walk_ns_sum] + n[phase_pfn_ns_sum] + n[phase_lock_ns_sum] + n[phase_map_ns_sum] + n[phase_other_ns_sum]))
+check hist/phases-add-up-to-fault-time "$got; parts $parts" \
+	eval '[ -n "${n[${LAT}_sum]}" ] && [ "${n[${LAT}_sum]}" -gt 0 ] && [ "$parts" = "${n[${LAT}_sum]}" ]'
+check hist/phases-every-timed-fault "$got" \
+	eval '[ -n "${n[phase_other_ns_count]}" ] && [ "${n[phase_other_ns_count]}" = "${n[${LAT}_count]}" ] &&
+		[ "${n[phase_map_ns_count]}" -ge 8192 ] && [ "${n[phase_map_ns_count]}" -le "${n[${LAT}_count]}" ]'
+if [ "$(host_mmu)" = shadow ]; then
+	# shadow paging walks the guest's tables in every fault (no fast path there)
+	check hist/phases-walk-under-shadow "$got" \
+		eval '[ "${n[phase_walk_ns_count]}" = "${n[${LAT}_count]}" ] && [ "${n[phase_walk_ns_sum]}" -gt 0 ]'
+else
+	check hist/phases-no-walk-under-tdp "$got" eval '[ "${n[phase_walk_ns_count]:-0}" = 0 ]'
+fi
+if func_probes; then
+	# every slow-path fault resolves its host page; the fast path's none
+	check hist/phases-pfn-measured "$got" \
+		eval '[ "${n[phase_pfn_ns_count]}" -ge 8192 ] && [ "${n[phase_pfn_ns_count]}" -le "${n[${LAT}_count]}" ]'
+else
+	check hist/phases-pfn-says-not-measured "$(grep -A8 '^Phases of a fault' "$TMP/ph.out")" \
+		eval 'grep -q "^    not measured: pfn (no tracepoint shows it" "$TMP/ph.out" && [ -z "${n[phase_pfn_ns_count]}" ]'
+fi
+check hist/phases-header-says-how "$(grep -A8 '^Phases of a fault' "$TMP/ph.out")" \
+	grep -q '^    map       kvm_mmu_spte_requested to the fault.s kvm_mmu_set_spte$' "$TMP/ph.out"
+check hist/phases-table "$(grep -A7 'phases of' "$TMP/ph.out" | head -8)" \
+	eval 'grep -q "^    phases of [1-9][0-9]* timed faults (.* of .* time):$" "$TMP/ph.out" &&
+		grep -q "^      other  *[1-9][0-9]*  *[0-9.]*%" "$TMP/ph.out"'
+
 # --- bad input: one line, non-zero exit
 bad() {
 	local name=$1 want=$2
