@@ -10,7 +10,7 @@
 
 /* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */
 
-static __always_inline int on_fault_entry(u64 error_code)
+static __always_inline int on_fault_entry(u64 cr2_or_gpa, u64 error_code)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
@@ -28,6 +28,8 @@ static __always_inline int on_fault_entry(u64 error_code)
 	s->st.in_fault = 1;
 	if (phases)
 		phases_start(s);
+	slow_start(s);
+	s->st.fault_addr = cr2_or_gpa;
 	s->st.access = kvmmmu_access_from_pferr(error_code);
 	s->st.handled = 0;
 	s->st.pre_lookups = 0;
@@ -50,6 +52,15 @@ static __always_inline int on_fault_exit(void)
 		__u64 ns = bpf_ktime_get_ns() - s->st.fault_ts;
 
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], ns);
+		/* cr2_or_gpa: shadow paging's GVA, else the GPA */
+		if (s->st.last_path == KVMMMU_FP_SHADOW)
+			report_slow(s, ns, s->st.last_ret, s->st.last_path, s->st.fault_addr,
+				    s->st.fault_gfn == ~0ULL
+					    ? ~0ULL
+					    : s->st.fault_gfn << 12 | (s->st.fault_addr & 0xfff));
+		else
+			report_slow(s, ns, s->st.last_ret, s->st.last_path, ~0ULL,
+				    s->st.fault_addr);
 		phases_close(s, ns);
 	}
 	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
@@ -110,8 +121,10 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 	if (s->st.in_fault) {
 		s->st.handled = 1;
 		count_fault(s);
+		s->st.last_ret = (int)ret;
 		if (s->st.fast_resolved) {
 			count_ret(s, (int)ret, KVMMMU_FP_FAST);
+			s->st.last_path = KVMMMU_FP_FAST;
 		} else {
 			if (s->st.handler_ts) {
 				now = bpf_ktime_get_ns();
@@ -120,13 +133,16 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 			if (kind == HANDLER_SHADOW) {
 				s->counters[KVMMMU_PATH_SHADOW]++;
 				count_ret(s, (int)ret, KVMMMU_FP_SHADOW);
+				s->st.last_path = KVMMMU_FP_SHADOW;
 			} else if (kind == HANDLER_NONPAGING || s->st.direct ||
 				   (!direct_probed && !thread_vm_tdp_mmu(s))) {
 				s->counters[KVMMMU_PATH_DIRECT]++;
 				count_ret(s, (int)ret, KVMMMU_FP_DIRECT);
+				s->st.last_path = KVMMMU_FP_DIRECT;
 			} else {
 				s->counters[KVMMMU_PATH_TDP_MMU]++;
 				count_ret(s, (int)ret, KVMMMU_FP_TDP_MMU);
+				s->st.last_path = KVMMMU_FP_TDP_MMU;
 			}
 		}
 	}
@@ -182,7 +198,7 @@ static __always_inline int on_memslot_exit(void)
 }
 
 /* (vcpu, cr2_or_gpa, error_code, insn, insn_len): the error code in PFERR_* bits on every vendor */
-FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(error_code), on_fault_exit(),
+FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(cr2_or_gpa, error_code), on_fault_exit(),
 	       struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
 
 /* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */

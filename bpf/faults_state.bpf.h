@@ -45,6 +45,13 @@ const volatile bool func_mode = false;
 const volatile bool done_event = false;
 /* --metric phases: where each fault's time goes (walk, pfn, mmu_lock, map, other). */
 const volatile bool phases = false;
+/* kvmmmu-hist --slower: a timed fault at least this long is reported on slow_faults; 0: none */
+const volatile __u64 slower_ns = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096); /* user space sizes it: 1 MiB with --slower, else a page */
+} slow_faults SEC(".maps");
 /*
  * Set by user space once every program is attached. Programs attach one by
  * one; a fault whose request was seen before its SPTE's program was there
@@ -139,6 +146,7 @@ static __always_inline void count_fault(struct kvmmmu_thread_stats *s)
 
 	s->counters[KVMMMU_FAULTS]++;
 	s->st.access = 0;
+	s->st.last_access = a;
 	if (!(a & KVMMMU_ACC_KNOWN)) {
 		s->counters[KVMMMU_ACCESS_UNKNOWN]++;
 		return;
@@ -188,6 +196,58 @@ static __always_inline void phases_start(struct kvmmmu_thread_stats *s)
 	s->st.pfn_ns = 0;
 	s->st.lock_ns = 0;
 	s->st.map_ns = 0;
+}
+
+/* --slower: a fault starts, nothing of its request or SPTE seen yet. */
+static __always_inline void slow_start(struct kvmmmu_thread_stats *s)
+{
+	s->st.fault_gfn = ~0ULL;
+	s->st.level_requested = 0;
+	s->st.level_installed = 0;
+}
+
+/*
+ * --slower: the timed fault that ends took NS, at least slower_ns: its
+ * record, before phases_close() forgets its phases. GVA: the address
+ * shadow paging walked (~0 under TDP); GPA: the TDP fault's address, else
+ * the page of the SPTE's gfn (~0: none seen).
+ */
+static __always_inline void report_slow(struct kvmmmu_thread_stats *s, __u64 ns, int ret,
+					__u32 path, __u64 gva, __u64 gpa)
+{
+	__u64 id = bpf_get_current_pid_tgid(), sum;
+	struct kvmmmu_slow_fault *r;
+
+	if (!slower_ns || ns < slower_ns)
+		return;
+	r = bpf_ringbuf_reserve(&slow_faults, sizeof(*r), 0);
+	if (!r) {
+		__sync_fetch_and_add(&health.slow_lost, 1);
+		return;
+	}
+	r->ts_ns = bpf_ktime_get_ns();
+	r->kvm = s->id.kvm;
+	r->kvm_born = s->id.kvm_born;
+	r->gpa = gpa;
+	r->gva = gva;
+	r->ns = ns;
+	r->phase_ns[KVMMMU_PHASE_WALK] = s->st.walk_ns;
+	r->phase_ns[KVMMMU_PHASE_PFN] = s->st.pfn_ns;
+	r->phase_ns[KVMMMU_PHASE_LOCK] = s->st.lock_ns;
+	r->phase_ns[KVMMMU_PHASE_MAP] = s->st.map_ns;
+	sum = s->st.walk_ns + s->st.pfn_ns + s->st.lock_ns + s->st.map_ns;
+	r->phase_ns[KVMMMU_PHASE_OTHER] = ns > sum ? ns - sum : 0;
+	r->tgid = id >> 32;
+	r->tid = (__u32)id;
+	r->vcpu_id = s->id.vcpu_id;
+	r->ret = ret;
+	r->path = path;
+	r->access = s->st.last_access;
+	r->level_requested = s->st.level_requested;
+	r->level_installed = s->st.level_installed;
+	r->pad = 0;
+	__builtin_memcpy(r->process, s->id.process, sizeof(r->process));
+	bpf_ringbuf_submit(r, 0);
 }
 
 /*
@@ -244,6 +304,10 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 	}
 	if (now && s->st.walked && s->st.walk_ts) {
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);
+		report_slow(s, now - s->st.walk_ts, ret, path, s->st.walk_addr,
+			    s->st.fault_gfn == ~0ULL
+				    ? ~0ULL
+				    : s->st.fault_gfn << 12 | (s->st.walk_addr & 0xfff));
 		/* the tracepoint model's fault time: its phases are parts of it */
 		phases_close(s, now - s->st.walk_ts);
 	}

@@ -34,6 +34,8 @@ static __always_inline int on_walk(__u64 addr)
 	s->st.walked = 1;
 	if (phases && !func_mode)
 		phases_start(s);
+	if (!func_mode)
+		slow_start(s);
 	return 0;
 }
 TP_PAIR(kvm_mmu_pagetable_walk, on_walk(addr), u64 addr, u32 pferr)
@@ -147,6 +149,7 @@ struct fault_levels {
 	bool nx_disallowed;  /* fault->huge_page_disallowed: NX huge pages */
 	bool has_slot;	     /* a memslot backs the address (else MMIO: no level decided) */
 	bool slot_dirty;     /* the memslot is dirty-logged */
+	gfn_t gfn;	     /* the guest frame the fault maps */
 };
 
 #define PG_LEVEL_4K 1
@@ -179,6 +182,7 @@ static __always_inline void read_levels_btf(struct kvm_page_fault *fault, struct
 	slot = fault->slot;
 	l->has_slot = slot != NULL;
 	l->slot_dirty = slot && (slot->flags & KVMMMU_MEM_LOG_DIRTY_PAGES);
+	l->gfn = fault->gfn;
 }
 
 static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct fault_levels *l)
@@ -192,6 +196,7 @@ static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct
 	l->nx_disallowed = BPF_CORE_READ(fault, huge_page_disallowed);
 	l->has_slot = BPF_CORE_READ(fault, slot) != NULL;
 	l->slot_dirty = BPF_CORE_READ(fault, slot, flags) & KVMMMU_MEM_LOG_DIRTY_PAGES;
+	l->gfn = BPF_CORE_READ(fault, gfn);
 }
 
 /*
@@ -286,6 +291,9 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 	if (!f.prefetch) {
 		s->st.access = f.access;
 		count_request_level(s, &l);
+		s->st.level_requested = l.goal;
+		s->st.level_installed = 0;
+		s->st.fault_gfn = l.gfn;
 	}
 	if (!func_mode && !done_event && !f.prefetch)
 		count_fault(s);
@@ -362,8 +370,11 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 	 * (no fault), nor a spurious one's (the TDP MMU traces an SPTE it left as
 	 * it was)
 	 */
-	if (!s->st.prefetch && ret != ret_pf_spurious)
+	if (!s->st.prefetch && ret != ret_pf_spurious) {
 		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
+		s->st.level_installed = level;
+		s->st.fault_gfn = gfn;
+	}
 	now = s->st.walk_ts || s->st.map_ts ? bpf_ktime_get_ns() : 0;
 	phases_map_ends(s, now);
 	close_fault(s, ret, s->st.walk_ts ? now : 0);

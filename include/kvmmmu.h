@@ -145,6 +145,15 @@ struct kvmmmu_fault_state {
 	__u64 pfn_ns;	/* resolving the host page */
 	__u64 lock_ns;	/* mmu_lock waits (added by the mmu_lock object) */
 	__u64 map_ns;	/* kvm_mmu_spte_requested to the SPTE set */
+	/* --slower: what a slow fault's record says of it */
+	__u64 fault_addr;     /* function probes: kvm_mmu_page_fault's cr2_or_gpa */
+	__u64 fault_gfn;      /* the request's gfn, then its SPTE's (~0: none seen) */
+	__u32 last_access;    /* count_fault()'s KVMMMU_ACC_* */
+	__u32 last_ret;	      /* function probes: the handler's RET_PF_* */
+	__u32 last_path;      /* ... and its path */
+	__u8 level_requested; /* PG_LEVEL_*, 0: none */
+	__u8 level_installed;
+	__u16 pad_levels;
 };
 
 /*
@@ -370,6 +379,39 @@ struct kvmmmu_health {
 	__u64 pids_full;     /* a command's child not traced: the pid filter was full */
 	__u64 vm_switches;   /* threads that changed a second VM's memslots or dirty log: their
 				per-thread figures stay with their first VM */
+	__u64 slow_lost;     /* --slower: slow faults the ring buffer had no room for */
+};
+
+/* The phases of a fault, in the order they come (--metric phases, --slower). */
+enum kvmmmu_phase {
+	KVMMMU_PHASE_WALK,
+	KVMMMU_PHASE_PFN,
+	KVMMMU_PHASE_LOCK,
+	KVMMMU_PHASE_MAP,
+	KVMMMU_PHASE_OTHER,
+	KVMMMU_N_PHASES,
+};
+
+/* kvmmmu-hist --slower: one fault that took at least that long (the slow_faults ring buffer). */
+struct kvmmmu_slow_fault {
+	__u64 ts_ns; /* its end, bpf_ktime_get_ns() */
+	__u64 kvm;   /* its VM (struct kvmmmu_thread_id) */
+	__u64 kvm_born;
+	__u64 gpa; /* its guest-physical address (the page's, where only the gfn is seen);
+		      ~0: not seen */
+	__u64 gva; /* shadow paging: the guest-virtual address; ~0 under TDP */
+	__u64 ns;  /* its time: the whole fault, or the tracepoint model's walk to SPTE */
+	__u64 phase_ns[KVMMMU_N_PHASES]; /* 0 where not measured */
+	__u32 tgid;
+	__u32 tid;
+	__s32 vcpu_id;
+	__s32 ret;	      /* RET_PF_* */
+	__u8 path;	      /* enum kvmmmu_fault_path */
+	__u8 access;	      /* KVMMMU_ACC_* (0: not known) */
+	__u8 level_requested; /* PG_LEVEL_* (1: 4 KiB); 0: no request seen */
+	__u8 level_installed; /* ... the level its SPTE was set at; 0: none set */
+	__u32 pad;
+	char process[16];
 };
 
 #endif

@@ -20,9 +20,22 @@ const struct health_field health_fields[N_HEALTH_FIELDS] = {
 	{"exits_lost", "exits_lost", offsetof(struct kvmmmu_health, exits_lost)},
 	{"children_untraced", "pid_filter_full", offsetof(struct kvmmmu_health, pids_full)},
 	{"thread_vm_switches", "thread_vm_switch", offsetof(struct kvmmmu_health, vm_switches)},
+	{"slow_faults_lost", "slow_faults_lost", offsetof(struct kvmmmu_health, slow_lost)},
 };
 _Static_assert(N_HEALTH_FIELDS * sizeof(__u64) == sizeof(struct kvmmmu_health),
 	       "every health counter has its name");
+
+const char *const kvmmmu_phase_names[KVMMMU_N_PHASES] = {[KVMMMU_PHASE_WALK] = "walk",
+							 [KVMMMU_PHASE_PFN] = "pfn",
+							 [KVMMMU_PHASE_LOCK] = "mmu_lock",
+							 [KVMMMU_PHASE_MAP] = "map",
+							 [KVMMMU_PHASE_OTHER] = "other"};
+
+const int kvmmmu_phase_hist[KVMMMU_N_PHASES] = {[KVMMMU_PHASE_WALK] = KVMMMU_HIST_PHASE_WALK,
+						[KVMMMU_PHASE_PFN] = KVMMMU_HIST_PHASE_PFN,
+						[KVMMMU_PHASE_LOCK] = KVMMMU_HIST_PHASE_LOCK,
+						[KVMMMU_PHASE_MAP] = KVMMMU_HIST_PHASE_MAP,
+						[KVMMMU_PHASE_OTHER] = KVMMMU_HIST_PHASE_OTHER};
 
 const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS] = {
 	[KVMMMU_FP_FAST] = "fast",

@@ -17,6 +17,9 @@
 extern const char *const kvmmmu_lock_hist_names[KVMMMU_LOCK_MODES];
 /* "fast", "tdp_mmu", "shadow", "direct" */
 extern const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS];
+/* A fault's phases (enum kvmmmu_phase): their names ("walk", "pfn", "mmu_lock", ...) and hists. */
+extern const char *const kvmmmu_phase_names[KVMMMU_N_PHASES];
+extern const int kvmmmu_phase_hist[KVMMMU_N_PHASES];
 
 /* Time the kernel spent in dirty-log calls and root loads, all calls summed (ns). */
 enum mmu_time {
@@ -79,7 +82,7 @@ struct health_field {
 	const char *metric, *reason;
 	size_t offset; /* in struct kvmmmu_health */
 };
-#define N_HEALTH_FIELDS 11
+#define N_HEALTH_FIELDS 12
 extern const struct health_field health_fields[N_HEALTH_FIELDS];
 static inline __u64 health_value(const struct kvmmmu_health *h, const struct health_field *f)
 {

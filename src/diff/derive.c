@@ -34,19 +34,18 @@ static double pct(__u64 part, __u64 whole)
 static void phase_shares(struct run *r, const char *vm, int vcpu, const struct snapshot *sn,
 			 const struct figures *f)
 {
-	static const int ph[] = {KVMMMU_HIST_PHASE_WALK, KVMMMU_HIST_PHASE_PFN,
-				 KVMMMU_HIST_PHASE_LOCK, KVMMMU_HIST_PHASE_MAP,
-				 KVMMMU_HIST_PHASE_OTHER};
 	const struct kvmmmu_hist *whole = sn->hist_available[KVMMMU_HIST_FAULT]
 						  ? &f->hist[KVMMMU_HIST_FAULT]
 						  : &f->hist[KVMMMU_HIST_WALK_TO_SPTE];
 	char metric[64];
 
-	for (size_t i = 0; i < sizeof(ph) / sizeof(ph[0]) && whole->sum_ns; i++) {
-		if (!sn->hist_available[ph[i]])
+	for (int p = 0; p < KVMMMU_N_PHASES && whole->sum_ns; p++) {
+		int h = kvmmmu_phase_hist[p];
+
+		if (!sn->hist_available[h])
 			continue;
-		snprintf(metric, sizeof(metric), "%s %% of fault time", kvmmmu_hist_names[ph[i]]);
-		add(r, vm, vcpu, metric, pct(f->hist[ph[i]].sum_ns, whole->sum_ns));
+		snprintf(metric, sizeof(metric), "%s %% of fault time", kvmmmu_hist_names[h]);
+		add(r, vm, vcpu, metric, pct(f->hist[h].sum_ns, whole->sum_ns));
 	}
 }
 

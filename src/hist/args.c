@@ -20,6 +20,7 @@ enum {
 	OPT_WAIT,
 	OPT_ATTRIBUTION,
 	OPT_VCPU,
+	OPT_SLOWER,
 };
 
 const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
@@ -31,7 +32,7 @@ static const char doc[] =
 	"latency histograms.\n"
 	"\n"
 	"USAGE: kvmmmu-hist [-p PID|NAME]... [--vcpu N] [--per-vcpu] [-m|-u] [-T] "
-	"[--metric LIST] [--csv FILE|-] [--label TEXT] [interval [count]] [-d SECS] "
+	"[--metric LIST] [--slower MS] [--csv FILE|-] [--label TEXT] [interval [count]] [-d SECS] "
 	"[-- COMMAND ARGS...]\n"
 	"\v"
 	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, access, levels, memslot, "
@@ -56,7 +57,9 @@ static const char doc[] =
 			     "it starts\n"
 			     "    kvmmmu-hist --probe-mode tracepoint -d 10\n"
 			     "    kvmmmu-hist --sample 16          # counts exact, 1 fault in 16 "
-			     "timed: cheaper\n";
+			     "timed: cheaper\n"
+			     "    kvmmmu-hist --slower 1           # every fault over 1 ms, where "
+			     "its time went\n";
 
 static const struct argp_option options[] = {
 	SESSION_ARGP_OPTIONS("Trace only"),
@@ -67,6 +70,10 @@ static const struct argp_option options[] = {
 	{"microseconds", 'u', NULL, 0, "Histograms in microseconds", 0},
 	{"timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0},
 	{"metric", OPT_METRIC, "LIST", 0, "Sections to show (see METRICS)", 0},
+	{"slower", OPT_SLOWER, "MS", 0,
+	 "Print each fault slower than MS milliseconds (decimals allowed) as it ends: VM, vCPU, "
+	 "GPA, access, levels, path, outcome and each phase's time",
+	 0},
 	{"csv", OPT_CSV, "FILE", 0,
 	 "Also write kvmmmu CSV (v3, docs/csv.md) to FILE ('-' for stdout)", 0},
 	{"label", OPT_LABEL, "TEXT", 0, "Label recorded in the CSV metadata", 0},
@@ -128,6 +135,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LABEL:
 		env->label = arg;
+		break;
+	case OPT_SLOWER:
+		if (parse_millis_ns(arg, &env->slower_ns))
+			usage_error(state,
+				    "--slower '%s': expected milliseconds from 0.001 to 3600000",
+				    arg);
 		break;
 	case 'd':
 		if (parse_seconds(arg, &env->duration))

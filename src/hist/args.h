@@ -27,6 +27,7 @@ struct hist_env {
 	char **command; /* after "--" */
 	char *command_line;
 	bool verbose;
+	uint64_t slower_ns; /* --slower: report faults at least this long; 0: off */
 };
 
 /* Parses argv; returns 0, or exits with status 2 after one line on stderr. */

@@ -37,6 +37,8 @@ struct hist_run {
 	struct render_opts ro;
 	struct csv_writer csv;
 	bool csv_open;
+	struct snapshot facts; /* how figures are had: the header's, and --slower's lines' */
+	bool have_facts;
 };
 
 /*
@@ -121,6 +123,28 @@ static int report(struct hist_run *r, struct snapshot *prev, bool final)
 	return err;
 }
 
+/* --slower: the slow faults reported since the last call, a line each and their CSV rows. */
+static int print_slow(struct hist_run *r)
+{
+	struct slow_faults l = {};
+	int err = session_take_slow(&r->s, &l);
+
+	if (!err && l.n && r->have_facts) {
+		render_slow(r->out, &l, &r->facts);
+		if (fflush(r->out) && errno == EPIPE)
+			exiting = SIGPIPE;
+		if (r->csv_open) {
+			err = render_csv_slow(&r->csv, &l, &r->facts);
+			if (!err)
+				err = csv_writer_flush(&r->csv);
+			if (err)
+				elog("cannot write '%s': %s", r->env.csv_path, strerror(-err));
+		}
+	}
+	slow_faults_free(&l);
+	return err;
+}
+
 /* Whether the reader of OUT has gone (| head -1): a pipe's write end then polls POLLERR. */
 static bool output_closed(FILE *out)
 {
@@ -143,6 +167,8 @@ static int run(struct hist_run *r)
 		if (output_closed(r->out))
 			exiting = SIGPIPE;
 		session_wait(&r->s, TICK_MS);
+		if (r->env.slower_ns && (err = print_slow(r)))
+			break;
 		now = sysinfo_monotonic();
 		if (session_done(&r->s))
 			break;
@@ -167,6 +193,7 @@ static int setup(struct hist_run *r)
 		.mode = r->env.session.mode,
 		.attribution = r->env.attribution,
 		.phases = render_wants_phases(r->env.show),
+		.slower_ns = r->env.slower_ns,
 		.sample_every = r->env.session.sample_every,
 		.lock = r->env.show[SECTION_LOCK] || render_wants_phases(r->env.show),
 		.events = r->env.show[SECTION_MMU] || r->env.show[SECTION_TIMELINE],
@@ -210,7 +237,6 @@ static int setup(struct hist_run *r)
 int main(int argc, char **argv)
 {
 	static struct hist_run r;
-	struct snapshot facts;
 	struct model final = {};
 	int err, command_status = 0;
 
@@ -239,13 +265,15 @@ int main(int argc, char **argv)
 	else if (r.env.session.n_specs)
 		fprintf(r.out, " of the processes -p selects");
 	fprintf(r.out, "... %s\n", r.env.command ? "" : "Hit Ctrl-C to end.");
-	if (!session_facts(&r.s, &facts)) {
-		render_probe_header(r.out, &facts);
-		if (render_wants_phases(r.env.show))
-			render_phases_header(r.out, &facts);
+	if (!session_facts(&r.s, &r.facts)) {
+		r.have_facts = true;
+		render_probe_header(r.out, &r.facts);
+		if (render_wants_phases(r.env.show) || r.env.slower_ns)
+			render_phases_header(r.out, &r.facts);
 		/* what this kernel cannot give: for the user, not the data */
-		render_unavailable(stderr, &facts, &r.ro);
-		snapshot_free(&facts);
+		render_unavailable(stderr, &r.facts, &r.ro);
+		if (r.env.slower_ns)
+			render_slow_header(r.out, &r.facts, r.env.slower_ns);
 	}
 	if (fflush(r.out) && errno == EPIPE)
 		exiting = SIGPIPE; /* | head -1: nobody wants more */
@@ -254,6 +282,8 @@ int main(int argc, char **argv)
 	err = run(&r);
 	session_stop(&r.s);
 	child_pid = 0;
+	if (!err && r.env.slower_ns)
+		err = print_slow(&r); /* the last ones, before the summary */
 	if (!err) {
 		fprintf(r.out, "\n%s\n", r.env.interval ? "Summary (whole run):" : "Summary:");
 		err = report(&r, NULL, true);
@@ -279,6 +309,8 @@ cleanup:
 		elog("cannot write '%s': %s", r.env.csv_path, strerror(EIO));
 		err = -EIO;
 	}
+	if (r.have_facts)
+		snapshot_free(&r.facts);
 	session_close(&r.s);
 	session_args_free(&r.env.session);
 	free(r.env.command_line);

@@ -62,7 +62,8 @@ int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-int parse_seconds(const char *s, double *secs)
+/* A plain decimal number ("2", "0.5": no sign, no exponent needed) from MIN to MAX. */
+static int parse_decimal(const char *s, double min, double max, double *out)
 {
 	char *end;
 	double v;
@@ -73,8 +74,23 @@ int parse_seconds(const char *s, double *secs)
 	v = strtod(s, &end);
 	if (errno || *end || !isfinite(v))
 		return -EINVAL;
-	if (v < PARSE_SECONDS_MIN || v > PARSE_SECONDS_MAX)
+	if (v < min || v > max)
 		return -ERANGE;
-	*secs = v;
+	*out = v;
 	return 0;
+}
+
+int parse_seconds(const char *s, double *secs)
+{
+	return parse_decimal(s, PARSE_SECONDS_MIN, PARSE_SECONDS_MAX, secs);
+}
+
+int parse_millis_ns(const char *s, uint64_t *ns)
+{
+	double ms;
+	int err = parse_decimal(s, PARSE_MILLIS_MIN, PARSE_MILLIS_MAX, &ms);
+
+	if (!err)
+		*ns = (uint64_t)(ms * 1e6 + 0.5);
+	return err;
 }

@@ -15,6 +15,13 @@ int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
  * -EINVAL for text that is not a number, -ERANGE outside the range.
  */
 int parse_seconds(const char *s, double *secs);
+/*
+ * Milliseconds as a decimal number ("10", "0.5"), as bcc's ext4slower takes
+ * them, from 1 us to an hour, into nanoseconds; errors as parse_seconds().
+ */
+int parse_millis_ns(const char *s, uint64_t *ns);
+#define PARSE_MILLIS_MIN 0.001
+#define PARSE_MILLIS_MAX 3600000.0
 #define PARSE_SECONDS_MIN 0.001
 #define PARSE_SECONDS_MAX (366.0 * 86400)
 /* What to tell a user whose value parse_seconds refused. */

@@ -12,6 +12,7 @@
 
 #include "csv.h"
 #include "model.h"
+#include "slow_faults.h"
 #include "snapshot.h"
 
 enum section {
@@ -52,6 +53,13 @@ void render_phases_header(FILE *f, const struct snapshot *snap);
 /* FG's faults' time by phase: each one's share of the fault time, its count and p50/p99. */
 void render_phases(FILE *f, const struct figures *fg, const struct snapshot *snap,
 		   const struct render_opts *o);
+
+/* kvmmmu-hist --slower: the column header, then one line per slow fault of L. */
+void render_slow_header(FILE *f, const struct snapshot *facts, __u64 slower_ns);
+void render_slow(FILE *f, const struct slow_faults *l, const struct snapshot *facts);
+/* ... and as CSV rows (source "slow"), with the fault's own time. */
+int render_csv_slow(struct csv_writer *w, const struct slow_faults *l,
+		    const struct snapshot *facts);
 
 /* The lines that say what is attached and how. */
 void render_probe_header(FILE *f, const struct snapshot *snap);

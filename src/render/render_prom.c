@@ -300,30 +300,24 @@ static void fault_counters(struct ctx *x)
 /* --metric phases: each phase's time per fault, the phases measured here only. */
 static void phases(struct ctx *x)
 {
-	static const struct {
-		int hist;
-		const char *phase;
-	} ph[] = {{KVMMMU_HIST_PHASE_WALK, "walk"},
-		  {KVMMMU_HIST_PHASE_PFN, "pfn"},
-		  {KVMMMU_HIST_PHASE_LOCK, "mmu_lock"},
-		  {KVMMMU_HIST_PHASE_MAP, "map"},
-		  {KVMMMU_HIST_PHASE_OTHER, "other"}};
 	const struct snapshot *s = x->snap;
 	bool any = false;
 
-	for (size_t p = 0; p < sizeof(ph) / sizeof(ph[0]); p++)
-		any |= s->hist_available[ph[p].hist];
+	for (int p = 0; p < KVMMMU_N_PHASES; p++)
+		any |= s->hist_available[kvmmmu_phase_hist[p]];
 	if (!any)
 		return;
 	prom_family(x->w, "kvmmmu_page_fault_phase_duration_seconds", PROM_HISTOGRAM,
 		    "A fault's time in one phase: the guest walk, the host page (pfn), mmu_lock "
 		    "waits, the mapping, or the rest (other); faults that went through it");
 	for (size_t i = 0; i < s->m.n_vms; i++)
-		for (size_t p = 0; p < sizeof(ph) / sizeof(ph[0]); p++) {
-			struct prom_label l[] = {{"vm", x->vm[i].text}, {"phase", ph[p].phase}};
+		for (int p = 0; p < KVMMMU_N_PHASES; p++) {
+			int h = kvmmmu_phase_hist[p];
+			struct prom_label l[] = {{"vm", x->vm[i].text},
+						 {"phase", kvmmmu_phase_names[p]}};
 
-			if (s->hist_available[ph[p].hist])
-				prom_histogram(x->w, l, 2, &s->m.vms[i].total.hist[ph[p].hist]);
+			if (s->hist_available[h])
+				prom_histogram(x->w, l, 2, &s->m.vms[i].total.hist[h]);
 		}
 }
 

@@ -520,6 +520,8 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		 "memslot or dirty-log calls by a thread on a second VM of its process: its "
 		 "per-thread figures (memslot, dirty log) are counted with its first VM",
 		 false},
+		{offsetof(struct kvmmmu_health, slow_lost),
+		 "slow faults not reported (--slower: the ring buffer was full)", false},
 	};
 	bool incomplete = false;
 

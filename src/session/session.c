@@ -178,7 +178,9 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.filter_pids = opts->command || (opts->n_specs && !has_name_specs(opts)),
 		/* `sudo qemu`, `timeout 60 qemu`, a script: the VMM is the command's child */
 		.follow_forks = opts->command != NULL,
-		.phases = opts->phases,
+		/* a slow fault's record says where its time went */
+		.phases = opts->phases || opts->slower_ns,
+		.slower_ns = opts->slower_ns,
 		.sample_every = opts->sample_every,
 		.lock = opts->lock,
 		.events = opts->events,
@@ -328,6 +330,11 @@ void session_print_held_names(const struct session *s, FILE *f, const char *pref
 		fprintf(f, "%s%d/%d %s%s\n", prefix, n->tgid, n->tid, n->comm,
 			n->gone ? " (exited)" : "");
 	}
+}
+
+int session_take_slow(struct session *s, struct slow_faults *out)
+{
+	return faults_source_take_slow(&s->c.faults, out);
 }
 
 void session_trim_timeline(struct session *s)

@@ -27,6 +27,7 @@ struct session_opts {
 	enum probe_mode mode;
 	enum attribution attribution;
 	bool phases;		   /* where each fault's time goes: walk, pfn, lock, map */
+	__u64 slower_ns;	   /* report each fault at least this long (with its phases) */
 	unsigned int sample_every; /* time 1 fault in N; 0 or 1: every fault */
 	bool lock;		   /* the mmu_lock probes */
 	bool events;		   /* the MMU lifecycle and timeline probes */
@@ -99,6 +100,8 @@ void session_forget(struct session *s, int pid);
  * timeline grows for as long as it runs (the exporter, every scrape).
  */
 void session_trim_timeline(struct session *s);
+/* --slower: the slow faults reported since the last call, appended to OUT; 0 or -ENOMEM. */
+int session_take_slow(struct session *s, struct slow_faults *out);
 /* What a session holds of the VMs it has seen: a long run's must stay bounded. */
 struct session_held {
 	size_t names;		/* threads and processes named */

@@ -46,6 +46,8 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	}
 	if (!err)
 		err = threads_add_hook(&c->threads, faults_source_retire, &c->faults);
+	if (!err && opts->slower_ns)
+		err = faults_source_watch_slow(&c->faults);
 	if (err)
 		return err;
 	env.func_mode = c->faults.func_mode;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "source_faults.h" /* first: the skeleton needs kvmmmu.h's types */
@@ -262,6 +263,7 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 	ro->pf_exit_error_code_arg = pf_exit_error_code_arg(&fs->engine->kb);
 	ro->sample_every = fs->opts->sample_every > 1 ? fs->opts->sample_every : 1;
 	ro->phases = fs->opts->phases;
+	ro->slower_ns = fs->opts->slower_ns;
 }
 
 /*
@@ -371,6 +373,43 @@ static void map_lock_table(struct faults_source *fs)
 		vlog("mmu_lock table: mmap: %s", strerror(errno));
 }
 
+static int on_slow_fault(void *ctx, void *data, size_t len)
+{
+	struct faults_source *fs = ctx;
+	const struct kvmmmu_slow_fault *r = data;
+	char process[sizeof(r->process) + 1] = {};
+	const char *vm;
+
+	if (len < sizeof(*r))
+		return 0;
+	memcpy(process, r->process, sizeof(r->process));
+	vm = threads_vm_name(fs->threads, (int)r->tgid);
+	slow_faults_append(&fs->slow, r,
+			   threads_vm_index(fs->threads, (int)r->tgid, r->kvm, r->kvm_born),
+			   vm ? vm : process, (double)r->ts_ns / 1e9 + fs->mono_to_wall);
+	return 0;
+}
+
+int faults_source_watch_slow(struct faults_source *fs)
+{
+	struct timespec mono;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	fs->mono_to_wall = sysinfo_now() - ((double)mono.tv_sec + (double)mono.tv_nsec / 1e9);
+	err = threads_add_ring(fs->threads, bpf_map__fd(fs->skel->maps.slow_faults), on_slow_fault,
+			       fs);
+	if (err)
+		elog("cannot read the slow-fault ring buffer: %s", strerror(-err));
+	return err;
+}
+
+int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out)
+{
+	threads_consume(fs->threads); /* what BPF wrote since the last poll, too */
+	return slow_faults_take(out, &fs->slow);
+}
+
 /* The faults object's programs, planned for the choices so far; 0 or -errno (said). */
 static int open_faults(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC],
 		       const bool raw_only[N_TP])
@@ -387,6 +426,9 @@ static int open_faults(struct faults_source *fs, const enum attach_kind func_kin
 	plan(fs, func_kind, raw_only);
 	thread_maps_size(&fs->sizes, fs->skel->maps.thread_stats);
 	bpf_map__set_max_entries(fs->skel->maps.seen_procs, fs->sizes.max_threads);
+	/* a page when unused; with --slower room for 7000 records between two drains */
+	bpf_map__set_max_entries(fs->skel->maps.slow_faults,
+				 fs->opts->slower_ns ? 1 << 20 : (__u32)sysconf(_SC_PAGESIZE));
 	/* a program with a way around its failure to load is watched */
 	for (size_t i = 0; i < N_FUNC + N_TP; i++) {
 		struct probe_progs pp = progs_of(fs, i);
@@ -650,6 +692,7 @@ void faults_source_close(struct faults_source *fs)
 	if (fs->lock_table)
 		munmap(fs->lock_table, sizeof(*fs->lock_table));
 	close_faults(fs);
+	slow_faults_free(&fs->slow);
 	free(fs->retired);
 	ret_pf_free(&fs->ret_pf);
 	memset(fs, 0, sizeof(*fs));

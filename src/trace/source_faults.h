@@ -16,6 +16,7 @@
 #include "attach.h"
 #include "model.h"
 #include "ret_pf.h"
+#include "slow_faults.h"
 #include "source.h"
 #include "threads.h"
 
@@ -45,6 +46,8 @@ struct faults_source {
 	struct kvmmmu_lock_table *lock_table; /* the mmu_locks map, mmap()ed; NULL if not */
 	struct retired_thread *retired;
 	size_t n_retired, cap_retired;
+	struct slow_faults slow; /* --slower: reported, not taken yet */
+	double mono_to_wall;	 /* add to bpf_ktime_get_ns() seconds to get wall time */
 };
 
 /*
@@ -75,6 +78,11 @@ void faults_source_scan(struct faults_source *fs);
 int faults_source_read(struct faults_source *fs, struct model *m, bool final);
 /* PID's exited threads' figures go (they were reported). */
 void faults_source_forget(struct faults_source *fs, int pid);
+/* --slower: the slow_faults ring buffer joins the threads' one the session polls; 0 or -errno
+ * (said). */
+int faults_source_watch_slow(struct faults_source *fs);
+/* --slower: moves the slow faults reported so far into OUT; 0 or -ENOMEM. */
+int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out);
 /* Runs of the fault programs the kernel skipped (recursion on one CPU), from their prog info. */
 __u64 faults_source_prog_missed(const struct faults_source *fs);
 const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name);

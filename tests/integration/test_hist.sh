@@ -489,6 +489,31 @@ check hist/phases-table "$(grep -A7 'phases of' "$TMP/ph.out" | head -8)" \
 	eval 'grep -q "^    phases of [1-9][0-9]* timed faults (.* of .* time):$" "$TMP/ph.out" &&
 		grep -q "^      other  *[1-9][0-9]*  *[0-9.]*%" "$TMP/ph.out"'
 
+# --- slow-fault records (--slower MS): at 1 us every timed fault is slower,
+# so records and the ones the ring buffer had no room for (counted, as
+# slow_faults_lost) are the timed faults, exactly; each record's phases add
+# up to its time; at an hour, none is
+"$HIST" --slower 0.001 --csv "$TMP/sl.csv" -- "$LOAD" --vcpus 2 --mem 16M >"$TMP/sl.out" 2>&1
+rc=$?
+timed=$(vm_bpf "$TMP/sl.csv" ${LAT}_count)
+lost=$(awk -F, '!/^#/ && $2 == 0 && $6 == "slow_faults_lost" { x = $8 } END { print x + 0 }' "$TMP/sl.csv")
+records=$(awk -F, '!/^#/ && $5 == "slow" && $6 == "slow_fault_ns"' "$TMP/sl.csv" | wc -l)
+lines=$(grep -c '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]* ' "$TMP/sl.out")
+check hist/slower-every-timed-fault "exit $rc; $LAT count $timed, records $records (lines $lines), lost $lost" \
+	eval '[ $rc = 0 ] && [ -n "$timed" ] && [ "$timed" -ge 8192 ] && [ $((records + lost)) = "$timed" ] && [ "$lines" = "$records" ]'
+# per record (rows of one ts, pid and vCPU): walk + pfn + lock + map + other == its time
+bad_sums=$(awk -F, '!/^#/ && $5 == "slow" { k = $1 "," $2 "," $4 }
+	$6 == "slow_fault_ns" { ns[k] = $8 } $6 ~ /^slow_fault_phase_/ { sum[k] += $8 }
+	END { n = 0; for (k in ns) if (sum[k] != ns[k]) n++; print n }' "$TMP/sl.csv")
+check hist/slower-phases-add-up "$bad_sums of $records records whose phases do not add up to their time" \
+	eval '[ "$records" -ge 1 ] && [ "$bad_sums" = 0 ]'
+check hist/slower-line "$(grep -m1 -B1 '^[0-9][0-9]:[0-9][0-9]:' "$TMP/sl.out")" \
+	eval 'grep -q "^TIME  *VM  *PID VCPU GPA  *GVA  *ACCESS  *LEVEL PATH  *OUTCOME  *LAT  *walk  *pfn  *mmu_lock  *map  *other$" "$TMP/sl.out" &&
+		grep -Eq "^[0-9:.]+ kvmmmu-load +[0-9]+ +[01] 0x[0-9a-f]+ +(0x[0-9a-f]+|-) +write +4k/4k +(shadow|tdp_mmu|direct|fast) +fixed +[0-9.]+ " "$TMP/sl.out"'
+"$HIST" --slower 3600000 -- "$LOAD" --vcpus 1 --mem 4M >"$TMP/sl-none.out" 2>&1
+check hist/slower-none-past-threshold "$(tail -3 "$TMP/sl-none.out")" \
+	eval '[ "$(grep -c "^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]* " "$TMP/sl-none.out")" = 0 ] && grep -q "^Faults slower than 3600000.000 ms" "$TMP/sl-none.out"'
+
 # --- bad input: one line, non-zero exit
 bad() {
 	local name=$1 want=$2
@@ -516,6 +541,8 @@ bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
 bad bad-vcpu 2 --vcpu x
 bad sample-zero 2 --sample 0
 bad both-units 2 -m -u
+bad slower-zero 2 --slower 0
+bad slower-text 2 --slower 5ms
 "$HIST" -h >"$TMP/h-help.out" 2>"$TMP/h-help.err"
 check hist/short-help-on-stdout "stdout $(wc -l <"$TMP/h-help.out") lines, stderr $(wc -l <"$TMP/h-help.err")" \
 	eval 'grep -q "^Usage: kvmmmu-hist" "$TMP/h-help.out" && [ ! -s "$TMP/h-help.err" ]'

@@ -81,13 +81,32 @@ static void seconds(void **state)
 	assert_int_equal(parse_seconds("0.001", &s), 0);
 }
 
+static void millis(void **state)
+{
+	uint64_t ns;
+
+	(void)state;
+	assert_int_equal(parse_millis_ns("10", &ns), 0);
+	assert_true(ns == 10000000);
+	assert_int_equal(parse_millis_ns("0.5", &ns), 0);
+	assert_true(ns == 500000);
+	assert_int_equal(parse_millis_ns(".001", &ns), 0);
+	assert_true(ns == 1000);
+	assert_int_equal(parse_millis_ns("0", &ns), -ERANGE);
+	assert_int_equal(parse_millis_ns("0.0001", &ns), -ERANGE);
+	assert_int_equal(parse_millis_ns("3600001", &ns), -ERANGE);
+	assert_int_equal(parse_millis_ns("5ms", &ns), -EINVAL);
+	assert_int_equal(parse_millis_ns("-1", &ns), -EINVAL);
+	assert_int_equal(parse_millis_ns("inf", &ns), -EINVAL);
+	assert_int_equal(parse_millis_ns("", &ns), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(size_suffixes),
-		cmocka_unit_test(size_rejects),
-		cmocka_unit_test(u64_range),
-		cmocka_unit_test(seconds),
+		cmocka_unit_test(size_suffixes), cmocka_unit_test(size_rejects),
+		cmocka_unit_test(u64_range),	 cmocka_unit_test(seconds),
+		cmocka_unit_test(millis),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
