@@ -135,6 +135,11 @@ start_tracer() {
 			>"$TMP/$tag.kvmmmu.out" 2>&1 &
 		TRACER_PIDS+=($!)
 		;;
+	kvmmmu-phases)
+		# the default metrics and where each fault's time goes (opt-in: --metric phases)
+		"$BUILD/kvmmmu-hist" --metric all >"$TMP/$tag.kvmmmu.out" 2>&1 &
+		TRACER_PIDS+=($!)
+		;;
 	kvmmmu-s16)
 		# the default metrics, 1 fault in 16 timed (--sample 16)
 		"$BUILD/kvmmmu-hist" --sample 16 >"$TMP/$tag.kvmmmu.out" 2>&1 &
@@ -292,7 +297,7 @@ done
 echo
 
 # ---- phase 2: BPF cost per event ----
-echo "Phase 2: BPF run time per event (kernel.bpf_stats_enabled=1), $COST_ROUNDS rounds x {kvmmmu, kvmmmu-base, kvmmmu-s16, bpftrace},"
+echo "Phase 2: BPF run time per event (kernel.bpf_stats_enabled=1), $COST_ROUNDS rounds x {kvmmmu, kvmmmu-base, kvmmmu-s16, kvmmmu-phases, bpftrace},"
 echo "  each with the baseline programs attached alongside (same events, same conditions)"
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 WITH_BASELINES=1
@@ -300,7 +305,7 @@ WITH_BASELINES=1
 : >"$TMP/cost_faults" # cfg pf_taken pf_fixed
 : >"$TMP/mem"         # cfg rss_kib maps_kib, after each workload run
 for ((r = 0; r < COST_ROUNDS; r++)); do
-	for cfg in $(rotate "$r" kvmmmu kvmmmu-base kvmmmu-s16 bpftrace); do
+	for cfg in $(rotate "$r" kvmmmu kvmmmu-base kvmmmu-s16 kvmmmu-phases bpftrace); do
 		tag=c$r.$cfg
 		quiesce
 		start_tracer "$cfg" "$tag"
@@ -540,9 +545,11 @@ read -r KV_PF KV_RAW KV_E KV_FX KV_N < <(per_fault kvmmmu)
 read -r BT_PF BT_RAW BT_E BT_FX BT_N < <(per_fault bpftrace)
 read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
 read -r KS_PF _ _ _ KS_N < <(per_fault kvmmmu-s16)
+read -r KP_PF _ _ _ KP_N < <(per_fault kvmmmu-phases)
 echo "BPF run time per fault: kvmmmu ${KV_PF} ns ($KV_N program runs), bpftrace kvmmmu-latency.bt ${BT_PF} ns ($BT_N runs)"
 echo "  kvmmmu without the mmu_lock/lifecycle/timeline probes (--metric outcomes,paths,walk_to_spte_ns): ${KB_PF} ns ($KB_N runs)"
 echo "  kvmmmu --sample 16 (default metrics, 1 fault in 16 timed): ${KS_PF} ns ($KS_N runs)"
+echo "  kvmmmu --metric all (the default and the phases, opt-in): ${KP_PF} ns ($KP_N runs), $(awk -v p="$KP_PF" -v d="$KV_PF" 'BEGIN { printf "%+.0f%%", (d > 0) ? 100 * (p - d) / d : 0 }') over the default"
 for c in kvmmmu bpftrace; do
 	if [ "$c" = kvmmmu ]; then e=$KV_E fx=$KV_FX raw=$KV_RAW; else e=$BT_E fx=$BT_FX raw=$BT_RAW; fi
 	if awk -v e="$e" -v f="$fx" 'BEGIN { exit !(f > 0 && (e - f) / f > 0.01) }'; then
