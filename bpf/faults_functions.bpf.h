@@ -26,7 +26,8 @@ static __always_inline int on_fault_entry(u64 cr2_or_gpa, u64 error_code)
 		__sync_fetch_and_add(&health.exits_lost, 1);
 	s->st.fault_ts = start_timing(s) ? bpf_ktime_get_ns() : 0;
 	s->st.in_fault = 1;
-	if (phases)
+	/* only where function probes end faults: else the tracepoint model does it */
+	if (phases && func_mode)
 		phases_start(s);
 	slow_start(s);
 	s->st.fault_addr = cr2_or_gpa;
@@ -36,6 +37,18 @@ static __always_inline int on_fault_entry(u64 cr2_or_gpa, u64 error_code)
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
 	return 0;
+}
+
+/* --slower: the fault took NS; its cr2_or_gpa is shadow paging's GVA, else the GPA. */
+static __always_inline void report_fault_slow(struct kvmmmu_thread_stats *s, __u64 ns)
+{
+	__u64 gfn = s->st.fault_gfn, addr = s->st.fault_addr;
+
+	if (s->st.last_path == KVMMMU_FP_SHADOW)
+		report_slow(s, ns, s->st.last_ret, s->st.last_path, addr,
+			    gfn == ~0ULL ? ~0ULL : gfn << 12 | (addr & 0xfff));
+	else
+		report_slow(s, ns, s->st.last_ret, s->st.last_path, ~0ULL, addr);
 }
 
 static __always_inline int on_fault_exit(void)
@@ -52,16 +65,11 @@ static __always_inline int on_fault_exit(void)
 		__u64 ns = bpf_ktime_get_ns() - s->st.fault_ts;
 
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], ns);
-		/* cr2_or_gpa: shadow paging's GVA, else the GPA */
-		if (s->st.last_path == KVMMMU_FP_SHADOW)
-			report_slow(s, ns, s->st.last_ret, s->st.last_path, s->st.fault_addr,
-				    s->st.fault_gfn == ~0ULL
-					    ? ~0ULL
-					    : s->st.fault_gfn << 12 | (s->st.fault_addr & 0xfff));
-		else
-			report_slow(s, ns, s->st.last_ret, s->st.last_path, ~0ULL,
-				    s->st.fault_addr);
-		phases_close(s, ns);
+		/* a handler not probed: the tracepoint model ends faults, and their phases */
+		if (func_mode) {
+			report_fault_slow(s, ns);
+			phases_close(s, ns);
+		}
 	}
 	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
 	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
@@ -242,7 +250,7 @@ static __always_inline int on_phase_entry(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
-	if (s && s->st.in_handler && s->st.fault_ts)
+	if (func_mode && s && s->st.in_handler && s->st.fault_ts)
 		s->st.phase_ts = bpf_ktime_get_ns();
 	return 0;
 }

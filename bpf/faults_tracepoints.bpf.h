@@ -294,6 +294,9 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 		s->st.level_requested = l.goal;
 		s->st.level_installed = 0;
 		s->st.fault_gfn = l.gfn;
+		/* a slow record's access (count_fault() comes later, or never, in done-event mode)
+		 */
+		s->st.last_access = f.access;
 	}
 	if (!func_mode && !done_event && !f.prefetch)
 		count_fault(s);
@@ -373,7 +376,9 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 	if (!s->st.prefetch && ret != ret_pf_spurious) {
 		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
 		s->st.level_installed = level;
-		s->st.fault_gfn = gfn;
+		/* a huge SPTE's gfn is its first page's: the request's is the fault's own */
+		if (s->st.fault_gfn == ~0ULL)
+			s->st.fault_gfn = gfn;
 	}
 	now = s->st.walk_ts || s->st.map_ts ? bpf_ktime_get_ns() : 0;
 	phases_map_ends(s, now);

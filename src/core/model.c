@@ -37,6 +37,22 @@ const int kvmmmu_phase_hist[KVMMMU_N_PHASES] = {[KVMMMU_PHASE_WALK] = KVMMMU_HIS
 						[KVMMMU_PHASE_MAP] = KVMMMU_HIST_PHASE_MAP,
 						[KVMMMU_PHASE_OTHER] = KVMMMU_HIST_PHASE_OTHER};
 
+int figures_phase_whole(const struct figures *f)
+{
+	const struct kvmmmu_hist *other = &f->hist[KVMMMU_HIST_PHASE_OTHER];
+	__u64 sum = 0;
+
+	for (int p = 0; p < KVMMMU_N_PHASES; p++)
+		sum += f->hist[kvmmmu_phase_hist[p]].sum_ns;
+	/* exact, but for a fault whose phases overran it (other 0): then by count */
+	if (f->hist[KVMMMU_HIST_FAULT].sum_ns == sum)
+		return KVMMMU_HIST_FAULT;
+	if (f->hist[KVMMMU_HIST_WALK_TO_SPTE].sum_ns == sum)
+		return KVMMMU_HIST_WALK_TO_SPTE;
+	return f->hist[KVMMMU_HIST_FAULT].count == other->count ? KVMMMU_HIST_FAULT
+								: KVMMMU_HIST_WALK_TO_SPTE;
+}
+
 const char *const kvmmmu_fault_path_names[KVMMMU_N_FAULT_PATHS] = {
 	[KVMMMU_FP_FAST] = "fast",
 	[KVMMMU_FP_TDP_MMU] = "tdp_mmu",

@@ -46,6 +46,14 @@ struct figures {
 	__u64 mmu_ns[N_MMU_TIMES];
 };
 
+/*
+ * The histogram F's phases divide (KVMMMU_HIST_FAULT or _WALK_TO_SPTE): the
+ * one whose time the phases add up to, as each timed fault closes its
+ * phases against it (function probes: the whole fault; the tracepoint
+ * model, done-event mode too: the walk to the SPTE).
+ */
+int figures_phase_whole(const struct figures *f);
+
 /* A vCPU, or a thread that could not be tied to one (vcpu < 0, tid set). */
 struct vcpu_row {
 	int vcpu;

@@ -34,9 +34,7 @@ static double pct(__u64 part, __u64 whole)
 static void phase_shares(struct run *r, const char *vm, int vcpu, const struct snapshot *sn,
 			 const struct figures *f)
 {
-	const struct kvmmmu_hist *whole = sn->hist_available[KVMMMU_HIST_FAULT]
-						  ? &f->hist[KVMMMU_HIST_FAULT]
-						  : &f->hist[KVMMMU_HIST_WALK_TO_SPTE];
+	const struct kvmmmu_hist *whole = &f->hist[figures_phase_whole(f)];
 	char metric[64];
 
 	for (int p = 0; p < KVMMMU_N_PHASES && whole->sum_ns; p++) {

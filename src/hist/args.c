@@ -42,10 +42,9 @@ static const char doc[] =
 			     "phases and the phase_* histograms by default: phases (where each "
 			     "fault's time goes: "
 			     "the guest walk, the host page, mmu_lock, the mapping, the rest) "
-			     "costs two more probes "
-			     "and four clock reads a fault with function probes, and an event per "
-			     "guest page-table "
-			     "level with tracepoints.\n"
+			     "costs, with function probes, two more function pairs (the walk, the "
+			     "host page) and up to five clock reads a fault, and with tracepoints "
+			     "an event per guest page-table level.\n"
 			     "\n"
 			     "EXAMPLES:\n"
 			     "    kvmmmu-hist                      # all VMs, until Ctrl-C\n"
@@ -71,7 +70,7 @@ static const struct argp_option options[] = {
 	{"timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0},
 	{"metric", OPT_METRIC, "LIST", 0, "Sections to show (see METRICS)", 0},
 	{"slower", OPT_SLOWER, "MS", 0,
-	 "Print each fault slower than MS milliseconds (decimals allowed) as it ends: VM, vCPU, "
+	 "Print each fault of MS milliseconds or more (decimals allowed) as it ends: VM, vCPU, "
 	 "GPA, access, levels, path, outcome and each phase's time",
 	 0},
 	{"csv", OPT_CSV, "FILE", 0,

@@ -31,16 +31,13 @@ bool render_wants_phases(const bool show[N_SECTIONS])
 	return false;
 }
 
-/* The time the phases divide: whole faults, else the tracepoint model's walk-to-SPTE. */
-static const struct kvmmmu_hist *phases_whole(const struct figures *fg, const struct snapshot *snap,
-					      const char **what)
+/* The time the phases divide (figures_phase_whole()), and what to call it. */
+static const struct kvmmmu_hist *phases_whole(const struct figures *fg, const char **what)
 {
-	if (snap->hist_available[KVMMMU_HIST_FAULT]) {
-		*what = "fault time";
-		return &fg->hist[KVMMMU_HIST_FAULT];
-	}
-	*what = "walk-to-SPTE time";
-	return &fg->hist[KVMMMU_HIST_WALK_TO_SPTE];
+	int h = figures_phase_whole(fg);
+
+	*what = h == KVMMMU_HIST_FAULT ? "fault time" : "walk-to-SPTE time";
+	return &fg->hist[h];
 }
 
 void render_phases_header(FILE *f, const struct snapshot *snap)
@@ -48,8 +45,10 @@ void render_phases_header(FILE *f, const struct snapshot *snap)
 	const char *sep = "";
 
 	fprintf(f, "Phases of a fault (%s):\n",
-		snap->func_mode ? "each timed kvm_mmu_page_fault"
-				: "each timed shadow-paging fault, its walk to its SPTE");
+		snap->func_mode
+			? "each timed kvm_mmu_page_fault"
+			: "tracepoints: each timed shadow-paging fault, its walk to its SPTE; a "
+			  "TDP fault shows no start");
 	for (size_t i = 0; i < KVMMMU_N_PHASES; i++) {
 		const char *how =
 			snap->func_mode ? phases[i].how_functions : phases[i].how_tracepoints;
@@ -74,7 +73,7 @@ void render_phases(FILE *f, const struct figures *fg, const struct snapshot *sna
 		   const struct render_opts *o)
 {
 	const char *what;
-	const struct kvmmmu_hist *whole = phases_whole(fg, snap, &what);
+	const struct kvmmmu_hist *whole = phases_whole(fg, &what);
 	char total[32];
 	bool any = false;
 

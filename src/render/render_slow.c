@@ -4,6 +4,7 @@
  * bcc's ext4slower prints its slow operations, and the same as CSV rows.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "render.h"
@@ -37,9 +38,13 @@ static const char *outcome_name(const struct ret_pf_table *names, __s32 ret)
 
 void render_slow_header(FILE *f, const struct snapshot *facts, __u64 slower_ns)
 {
-	fprintf(f, "Faults slower than %.3f ms%s; times in ms, a phase '-' where not measured:\n",
+	fprintf(f, "Faults of %.3f ms or more%s%s; times in ms, a phase '-' where not measured:\n",
 		(double)slower_ns / 1e6,
-		facts->sample_every > 1 ? " (of the timed ones: --sample)" : "");
+		facts->sample_every > 1 ? " (of the timed ones: --sample)" : "",
+		facts->func_mode
+			? ""
+			: " (tracepoints: shadow paging's faults only, from the walk to the "
+			  "SPTE)");
 	fprintf(f, "%-12s %-16s %7s %4s %-18s %-18s %-10s %-5s %-7s %-15s %9s", "TIME", "VM", "PID",
 		"VCPU", "GPA", "GVA", "ACCESS", "LEVEL", "PATH", "OUTCOME", "LAT");
 	for (int p = 0; p < KVMMMU_N_PHASES; p++)
@@ -91,10 +96,10 @@ int render_csv_slow(struct csv_writer *w, const struct slow_faults *l, const str
 	for (size_t i = 0; i < l->n && !err; i++) {
 		const struct slow_fault *s = &l->items[i];
 		const struct kvmmmu_slow_fault *r = &s->rec;
-		char acc[40], outcome[64], metric[64];
+		char acc[40], outcome[64], metric[64], comm[sizeof(r->process) + 1] = {};
 		struct csv_row row = {.ts = s->wall,
 				      .pid = (int)r->tgid,
-				      .comm = s->vm,
+				      .comm = memcpy(comm, r->process, sizeof(r->process)),
 				      .vcpu = r->vcpu_id,
 				      .source = "slow",
 				      .vm = s->vm,

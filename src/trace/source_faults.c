@@ -658,6 +658,13 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 			if (attach_probe(fs->engine, &fs->links, &pp, 1, p) && i < N_FUNC) {
 				func_kind[i] = ATTACH_NONE;
 				retry = true;
+				/* another name of the same function: it may attach where this did
+				 * not */
+				if (i + 1 < N_FUNC && functions[i + 1].alternative)
+					func_kind[i + 1] = attach_choose_function(
+						fs->engine, functions[i + 1].func,
+						fs->probes[i + 1].why,
+						sizeof(fs->probes[i + 1].why));
 			}
 		}
 		if (!retry) {
