@@ -43,6 +43,36 @@ const volatile bool func_mode = false;
  * which path the fault took.
  */
 const volatile bool done_event = false;
+/* --metric regions: log2 of the region size faults are counted in (30: 1 GiB); 0: off */
+const volatile __u32 region_shift = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384); /* user space sizes it: a page's worth when off */
+	__type(key, struct kvmmmu_region_key);
+	__type(value, __u64);
+} region_faults SEC(".maps");
+
+/* --metric regions: a fault at GPA, in memslot SLOT (-1: not known), of the thread's VM. */
+static __always_inline void count_region(struct kvmmmu_thread_stats *s, __u64 gpa, int slot)
+{
+	struct kvmmmu_region_key k = {.kvm = s->id.kvm,
+				      .kvm_born = s->id.kvm_born,
+				      .region = gpa >> (region_shift & 63),
+				      .tgid = bpf_get_current_pid_tgid() >> 32,
+				      .slot = slot};
+	__u64 one = 1, *n;
+
+	n = bpf_map_lookup_elem(&region_faults, &k);
+	if (n)
+		__sync_fetch_and_add(n, 1);
+	else if (bpf_map_update_elem(&region_faults, &k, &one, BPF_NOEXIST) == -17 /* EEXIST */ &&
+		 (n = bpf_map_lookup_elem(&region_faults, &k)))
+		__sync_fetch_and_add(n, 1); /* another CPU made it first */
+	else if (!bpf_map_lookup_elem(&region_faults, &k))
+		__sync_fetch_and_add(&health.regions_full, 1);
+}
+
 /* --metric phases: where each fault's time goes (walk, pfn, mmu_lock, map, other). */
 const volatile bool phases = false;
 /* kvmmmu-hist --slower: a timed fault at least this long is reported on slow_faults; 0: none */

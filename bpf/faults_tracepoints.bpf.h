@@ -150,6 +150,7 @@ struct fault_levels {
 	bool has_slot;	     /* a memslot backs the address (else MMIO: no level decided) */
 	bool slot_dirty;     /* the memslot is dirty-logged */
 	gfn_t gfn;	     /* the guest frame the fault maps */
+	int slot_id;	     /* its memslot's id, -1: none */
 };
 
 #define PG_LEVEL_4K 1
@@ -183,6 +184,7 @@ static __always_inline void read_levels_btf(struct kvm_page_fault *fault, struct
 	l->has_slot = slot != NULL;
 	l->slot_dirty = slot && (slot->flags & KVMMMU_MEM_LOG_DIRTY_PAGES);
 	l->gfn = fault->gfn;
+	l->slot_id = slot ? slot->id : -1;
 }
 
 static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct fault_levels *l)
@@ -197,6 +199,7 @@ static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct
 	l->has_slot = BPF_CORE_READ(fault, slot) != NULL;
 	l->slot_dirty = BPF_CORE_READ(fault, slot, flags) & KVMMMU_MEM_LOG_DIRTY_PAGES;
 	l->gfn = BPF_CORE_READ(fault, gfn);
+	l->slot_id = l->has_slot ? BPF_CORE_READ(fault, slot, id) : -1;
 }
 
 /*
@@ -294,9 +297,10 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 		s->st.level_requested = l.goal;
 		s->st.level_installed = 0;
 		s->st.fault_gfn = l.gfn;
-		/* a slow record's access (count_fault() comes later, or never, in done-event mode)
-		 */
+		/* a slow record's access: count_fault() comes later, or never (done event) */
 		s->st.last_access = f.access;
+		if (region_shift)
+			count_region(s, l.gfn << 12, l.slot_id);
 	}
 	if (!func_mode && !done_event && !f.prefetch)
 		count_fault(s);
@@ -468,6 +472,14 @@ static __always_inline int on_fast_page_fault(struct kvm_page_fault *fault, int 
 	if (ret != ret_pf_fixed && ret != ret_pf_spurious)
 		return 0;
 	s->st.fast_resolved = 1;
+	if (region_shift) {
+		/* the fast path's fault has its GPA in ->addr (TDP: no guest walk) */
+		if (btf)
+			read_fault_btf(fault, &f);
+		else
+			read_fault_raw(fault, &f);
+		count_region(s, f.addr, -1);
+	}
 	if (done_event)
 		return 0; /* kvm_mmu_page_fault_done counts it */
 	s->counters[KVMMMU_PATH_FAST]++;

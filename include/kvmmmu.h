@@ -380,6 +380,16 @@ struct kvmmmu_health {
 	__u64 vm_switches;   /* threads that changed a second VM's memslots or dirty log: their
 				per-thread figures stay with their first VM */
 	__u64 slow_lost;     /* --slower: slow faults the ring buffer had no room for */
+	__u64 regions_full;  /* --metric regions: faults in no region, the region map was full */
+};
+
+/* --metric regions: a VM's faults in one guest-physical region of one memslot. */
+struct kvmmmu_region_key {
+	__u64 kvm; /* the VM (struct kvmmmu_thread_id) */
+	__u64 kvm_born;
+	__u64 region; /* the GPA >> region_shift */
+	__u32 tgid;
+	__s32 slot; /* the memslot's id; -1: not known (a fast-path fault) */
 };
 
 /* The phases of a fault, in the order they come (--metric phases, --slower). */

@@ -21,6 +21,7 @@ const struct health_field health_fields[N_HEALTH_FIELDS] = {
 	{"children_untraced", "pid_filter_full", offsetof(struct kvmmmu_health, pids_full)},
 	{"thread_vm_switches", "thread_vm_switch", offsetof(struct kvmmmu_health, vm_switches)},
 	{"slow_faults_lost", "slow_faults_lost", offsetof(struct kvmmmu_health, slow_lost)},
+	{"region_faults_lost", "region_map_full", offsetof(struct kvmmmu_health, regions_full)},
 };
 _Static_assert(N_HEALTH_FIELDS * sizeof(__u64) == sizeof(struct kvmmmu_health),
 	       "every health counter has its name");

@@ -90,7 +90,7 @@ struct health_field {
 	const char *metric, *reason;
 	size_t offset; /* in struct kvmmmu_health */
 };
-#define N_HEALTH_FIELDS 12
+#define N_HEALTH_FIELDS 13
 extern const struct health_field health_fields[N_HEALTH_FIELDS];
 static inline __u64 health_value(const struct kvmmmu_health *h, const struct health_field *f)
 {

@@ -42,6 +42,7 @@ void snapshot_free(struct snapshot *snap)
 		vm_stats_close(&snap->kvm[i]);
 	free(snap->kvm);
 	free(snap->timeline);
+	regions_free(&snap->regions);
 	for (size_t i = 0; i < snap->n_names; i++)
 		free(snap->names[i]);
 	free(snap->names);

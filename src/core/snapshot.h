@@ -14,6 +14,7 @@
 #include "csv.h"
 #include "model.h"
 #include "probe_status.h"
+#include "regions.h"
 #include "ret_pf_table.h"
 #include "timeline.h"
 #include "vm_stats.h"
@@ -40,6 +41,8 @@ struct snapshot {
 	 * snapshot */
 	struct timeline_event *timeline;
 	size_t n_timeline, timeline_new;
+	struct regions
+		regions; /* --metric regions: faults per memslot and region, since the start */
 	__u64 timeline_capped; /* the oldest events that were not kept (TIMELINE_MAX_EVENTS) */
 	/* a snapshot read from CSV: the counters its file did not have (an older kvmmmu's) */
 	bool counter_absent[KVMMMU_N_COUNTERS];

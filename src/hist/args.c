@@ -21,6 +21,7 @@ enum {
 	OPT_ATTRIBUTION,
 	OPT_VCPU,
 	OPT_SLOWER,
+	OPT_REGION,
 };
 
 const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
@@ -32,14 +33,17 @@ static const char doc[] =
 	"latency histograms.\n"
 	"\n"
 	"USAGE: kvmmmu-hist [-p PID|NAME]... [--vcpu N] [--per-vcpu] [-m|-u] [-T] "
-	"[--metric LIST] [--slower MS] [--csv FILE|-] [--label TEXT] [interval [count]] [-d SECS] "
+	"[--metric LIST] [--slower MS] [--region SIZE] [--csv FILE|-] [--label TEXT] [interval "
+	"[count]] [-d SECS] "
 	"[-- COMMAND ARGS...]\n"
 	"\v"
 	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, access, levels, memslot, "
 	"events, "
-	"kvm_stats, mmu_lock, mmu, timeline, phases" KVMMMU_HISTS(
+	"kvm_stats, mmu_lock, mmu, timeline, phases, regions" KVMMMU_HISTS(
 		HIST_METRIC) ". All but events, "
-			     "phases and the phase_* histograms by default: phases (where each "
+			     "phases, regions and the phase_* histograms by default: regions "
+			     "(faults per memslot and guest-physical region, --region) costs a "
+			     "hash update a fault; phases (where each "
 			     "fault's time goes: "
 			     "the guest walk, the host page, mmu_lock, the mapping, the rest) "
 			     "costs, with function probes, two more function pairs (the walk, the "
@@ -69,6 +73,10 @@ static const struct argp_option options[] = {
 	{"microseconds", 'u', NULL, 0, "Histograms in microseconds", 0},
 	{"timestamp", 'T', NULL, 0, "Print a timestamp with each interval", 0},
 	{"metric", OPT_METRIC, "LIST", 0, "Sections to show (see METRICS)", 0},
+	{"region", OPT_REGION, "SIZE", 0,
+	 "Hot regions of SIZE (a power of two, 4K to 1T; default 1G): faults per memslot and "
+	 "guest-physical region (the regions metric)",
+	 0},
 	{"slower", OPT_SLOWER, "MS", 0,
 	 "Print each fault of MS milliseconds or more (decimals allowed) as it ends: VM, vCPU, "
 	 "GPA, access, levels, path, outcome and each phase's time",
@@ -135,6 +143,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_LABEL:
 		env->label = arg;
 		break;
+	case OPT_REGION: {
+		uint64_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes < 4096 || bytes > (1ULL << 40) ||
+		    (bytes & (bytes - 1)))
+			usage_error(state, "--region '%s': expected a power of two from 4K to 1T",
+				    arg);
+		env->region_shift = (unsigned int)__builtin_ctzll(bytes);
+		break;
+	}
 	case OPT_SLOWER:
 		if (parse_millis_ns(arg, &env->slower_ns))
 			usage_error(state,
@@ -205,5 +223,7 @@ int hist_parse_args(int argc, char **argv, struct hist_env *env)
 	}
 	env->command_line = sysinfo_join_argv(argc, argv);
 	cli_parse(&argp, end, argv, ARGP_IN_ORDER, env);
+	if (env->region_shift)
+		env->show[SECTION_REGIONS] = true; /* --region SIZE asks for them */
 	return 0;
 }

@@ -27,7 +27,8 @@ struct hist_env {
 	char **command; /* after "--" */
 	char *command_line;
 	bool verbose;
-	uint64_t slower_ns; /* --slower: report faults at least this long; 0: off */
+	uint64_t slower_ns;	   /* --slower: report faults at least this long; 0: off */
+	unsigned int region_shift; /* --region: log2 of a hot region's size; 0: the default */
 };
 
 /* Parses argv; returns 0, or exits with status 2 after one line on stderr. */

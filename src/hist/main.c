@@ -194,6 +194,9 @@ static int setup(struct hist_run *r)
 		.attribution = r->env.attribution,
 		.phases = render_wants_phases(r->env.show),
 		.slower_ns = r->env.slower_ns,
+		.region_shift = !r->env.show[SECTION_REGIONS] ? 0
+				: r->env.region_shift	      ? r->env.region_shift
+							      : 30, /* 1 GiB */
 		.sample_every = r->env.session.sample_every,
 		.lock = r->env.show[SECTION_LOCK] || render_wants_phases(r->env.show),
 		.events = r->env.show[SECTION_MMU] || r->env.show[SECTION_TIMELINE],

@@ -27,6 +27,7 @@ enum section {
 	SECTION_MMU,	  /* shadow pages, splits, zaps, dirty-log calls */
 	SECTION_TIMELINE, /* memslot and dirty-log events, with the faults between them */
 	SECTION_PHASES,	  /* where the faults' time goes: walk, pfn, mmu_lock, map, other */
+	SECTION_REGIONS,  /* faults per memslot and guest-physical region */
 	SECTION_HIST0,	  /* + enum kvmmmu_hist_id */
 	N_SECTIONS = SECTION_HIST0 + KVMMMU_N_HISTS,
 };
@@ -54,6 +55,10 @@ void render_phases_header(FILE *f, const struct snapshot *snap);
 void render_phases(FILE *f, const struct figures *fg, const struct snapshot *snap,
 		   const struct render_opts *o);
 
+/* --metric regions: VM's most faulted regions (text), every region's faults as CSV rows. */
+void render_regions(FILE *f, const struct snapshot *snap, const struct vm_row *vm);
+int render_csv_regions(struct csv_writer *w, const struct snapshot *snap, struct csv_row *row,
+		       const struct vm_row *vm);
 /* kvmmmu-hist --slower: the column header, then one line per slow fault of L. */
 void render_slow_header(FILE *f, const struct snapshot *facts, __u64 slower_ns);
 void render_slow(FILE *f, const struct slow_faults *l, const struct snapshot *facts);

@@ -165,6 +165,8 @@ int render_csv(struct csv_writer *w, const struct snapshot *snap)
 		x.row.vm = vm->name ? vm->name : vm->comm;
 		x.row.vcpu = CSV_NO_VCPU;
 		put_figures(&x, &vm->total, snap);
+		if (!x.err)
+			x.err = render_csv_regions(w, snap, &x.row, vm);
 		if (kvm)
 			put_kvm(&x, kvm, -1);
 		for (size_t r = 0; r < vm->n_rows; r++) {

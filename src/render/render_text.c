@@ -8,7 +8,7 @@
 
 static const char *const section_names[SECTION_HIST0] = {
 	"outcomes",  "paths",	 "access", "levels",   "memslot", "events",
-	"kvm_stats", "mmu_lock", "mmu",	   "timeline", "phases"};
+	"kvm_stats", "mmu_lock", "mmu",	   "timeline", "phases",  "regions"};
 
 const char *section_name(int section)
 {
@@ -522,6 +522,8 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		 false},
 		{offsetof(struct kvmmmu_health, slow_lost),
 		 "slow faults not reported (--slower: the ring buffer was full)", false},
+		{offsetof(struct kvmmmu_health, regions_full),
+		 "faults in no hot region (--metric regions: the region map was full)", true},
 	};
 	bool incomplete = false;
 
@@ -602,6 +604,8 @@ void render_text(FILE *f, const struct snapshot *cur, const struct snapshot *pre
 			fprintf(f, "\n%s (%s)\n", place, name ? name : vm->comm);
 			free(name);
 			render_figures(f, &vm->total, cur, interval, o, kvm, kvm_shared, -1);
+			if (o->show[SECTION_REGIONS])
+				render_regions(f, cur, vm);
 			if (o->show[SECTION_TIMELINE])
 				render_timeline(f, cur, vm);
 		}

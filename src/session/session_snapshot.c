@@ -86,6 +86,8 @@ int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 		for (size_t i = 0; !err && i < s->kvm.n; i++, snap->n_kvm++)
 			err = vm_stats_copy(&snap->kvm[i], &s->kvm.v[i]);
 	}
+	if (!err)
+		err = faults_source_read_regions(&s->c.faults, &snap->regions);
 	if (!err && x->n) {
 		snap->timeline = malloc(x->n * sizeof(*snap->timeline));
 		err = snap->timeline ? 0 : -ENOMEM;

@@ -14,6 +14,7 @@
 #include "faults.skel.h"
 #include "ksyms.h"
 #include "log.h"
+#include "map_iter.h"
 #include "prog_info.h"
 #include "sysinfo.h"
 #include "tracefs.h"
@@ -264,6 +265,7 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 	ro->sample_every = fs->opts->sample_every > 1 ? fs->opts->sample_every : 1;
 	ro->phases = fs->opts->phases;
 	ro->slower_ns = fs->opts->slower_ns;
+	ro->region_shift = fs->opts->region_shift;
 }
 
 /*
@@ -404,6 +406,37 @@ int faults_source_watch_slow(struct faults_source *fs)
 	return err;
 }
 
+struct read_regions {
+	struct faults_source *fs;
+	struct regions *out;
+};
+
+static int read_region(const void *key, const void *value, void *ctx)
+{
+	const struct kvmmmu_region_key *k = key;
+	struct read_regions *r = ctx;
+	struct region_count c = {
+		.pid = (int)k->tgid,
+		.vm_index = threads_vm_index(r->fs->threads, (int)k->tgid, k->kvm, k->kvm_born),
+		.slot = k->slot,
+		.base = k->region << r->fs->opts->region_shift,
+		.faults = *(const __u64 *)value,
+	};
+
+	return regions_add(r->out, &c);
+}
+
+int faults_source_read_regions(struct faults_source *fs, struct regions *out)
+{
+	struct read_regions r = {fs, out};
+
+	out->size = fs->opts->region_shift ? 1ULL << fs->opts->region_shift : 0;
+	if (!fs->opts->region_shift)
+		return 0;
+	return map_each(bpf_map__fd(fs->skel->maps.region_faults), sizeof(struct kvmmmu_region_key),
+			sizeof(__u64), read_region, &r);
+}
+
 int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out)
 {
 	threads_consume(fs->threads); /* what BPF wrote since the last poll, too */
@@ -426,6 +459,7 @@ static int open_faults(struct faults_source *fs, const enum attach_kind func_kin
 	plan(fs, func_kind, raw_only);
 	thread_maps_size(&fs->sizes, fs->skel->maps.thread_stats);
 	bpf_map__set_max_entries(fs->skel->maps.seen_procs, fs->sizes.max_threads);
+	bpf_map__set_max_entries(fs->skel->maps.region_faults, fs->opts->region_shift ? 16384 : 1);
 	/* a page when unused; with --slower room for 7000 records between two drains */
 	bpf_map__set_max_entries(fs->skel->maps.slow_faults,
 				 fs->opts->slower_ns ? 1 << 20 : (__u32)sysconf(_SC_PAGESIZE));

@@ -16,6 +16,7 @@
 #include "attach.h"
 #include "model.h"
 #include "ret_pf.h"
+#include "regions.h"
 #include "slow_faults.h"
 #include "source.h"
 #include "threads.h"
@@ -81,6 +82,8 @@ void faults_source_forget(struct faults_source *fs, int pid);
 /* --slower: the slow_faults ring buffer joins the threads' one the session polls; 0 or -errno
  * (said). */
 int faults_source_watch_slow(struct faults_source *fs);
+/* --metric regions: every VM's faults per memslot and region so far, into OUT; 0 or -errno. */
+int faults_source_read_regions(struct faults_source *fs, struct regions *out);
 /* --slower: moves the slow faults reported so far into OUT; 0 or -ENOMEM. */
 int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out);
 /* Runs of the fault programs the kernel skipped (recursion on one CPU), from their prog info. */
