@@ -5,6 +5,7 @@
 
 #include "collector.h"
 #include "log.h"
+#include "parse.h"
 
 /*
  * A kretprobe needs an instance for every thread inside its function at
@@ -20,8 +21,30 @@ static unsigned int kretprobe_maxactive(unsigned int max_threads)
 	return max_threads;
 }
 
+/*
+ * Entries of each per-thread map: the caller's, else KVMMMU_MAX_THREADS,
+ * else from the host's thread count (0). -EINVAL for a bad value (said).
+ */
+static int max_threads(const struct collector_opts *opts, unsigned int *out)
+{
+	const char *env = getenv("KVMMMU_MAX_THREADS");
+	uint64_t v;
+
+	*out = opts->max_threads;
+	if (*out || !env || !*env)
+		return 0;
+	if (parse_u64_range(env, 64, 1 << 20, &v)) {
+		elog("KVMMMU_MAX_THREADS='%s': expected a number of threads from 64 to 1048576",
+		     env);
+		return -EINVAL;
+	}
+	*out = (unsigned int)v;
+	return 0;
+}
+
 int collector_open(struct collector *c, const struct collector_opts *opts)
 {
+	unsigned int threads;
 	struct source_env env = {.opts = &c->opts, .engine = &c->engine};
 	const char *mode_origin;
 	int err;
@@ -31,7 +54,10 @@ int collector_open(struct collector *c, const struct collector_opts *opts)
 	err = probe_mode_resolve(opts->mode, &c->opts.mode, &mode_origin);
 	if (err)
 		return err;
-	thread_maps_init(&env.sizes, opts->max_threads);
+	err = max_threads(opts, &threads);
+	if (err)
+		return err;
+	thread_maps_init(&env.sizes, threads);
 	err = attach_engine_open(&c->engine, c->opts.mode, mode_origin,
 				 kretprobe_maxactive(env.sizes.max_threads));
 	if (err) {

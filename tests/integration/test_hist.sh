@@ -558,6 +558,7 @@ bad bad-duration 2 -d -1
 bad bad-metric 2 --metric faults,bogus_ns
 bad bad-probe-mode 2 --probe-mode uprobe
 KVMMMU_PROBE_MODE=uprobe bad bad-probe-mode-env 1 -d 1
+KVMMMU_MAX_THREADS=12 bad bad-max-threads-env 1 -d 1
 bad unwritable-csv 1 --csv /nonexistent/dir/x.csv -d 1
 bad missing-vcpu 1 --vcpu 7 -- "$LOAD" --vcpus 1 --mem 4M
 bad bad-vcpu 2 --vcpu x
