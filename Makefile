@@ -205,7 +205,8 @@ FUZZ_CPPFLAGS := -std=gnu11 -D_GNU_SOURCE -Iinclude -Isrc/lib -Isrc/core -Isrc/d
 # what kvmmmu-diff's run_load() reaches, built with the fuzzer's instrumentation
 FUZZ_DIFF_SRCS := src/diff/derive.c src/diff/stats.c src/core/snapshot_csv.c src/core/snapshot.c \
 	src/lib/csv_reader.c src/lib/array.c src/lib/kvm_stats.c src/core/model.c src/core/ret_pf_table.c \
-	src/core/vm_stats.c src/core/timeline.c src/core/probe_status.c
+	src/core/vm_stats.c src/core/timeline.c src/core/probe_status.c src/core/regions.c \
+	src/core/catalogue.c
 $(OUTPUT)/fuzz/fuzz_csv: tests/fuzz/fuzz_csv.c tests/fuzz/csv_target.c src/lib/csv_reader.c src/lib/csv.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(dir $@)
