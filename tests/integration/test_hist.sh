@@ -514,27 +514,27 @@ check hist/slower-line "$(grep -m1 -B1 '^[0-9][0-9]:[0-9][0-9]:' "$TMP/sl.out")"
 check hist/slower-none-past-threshold "$(tail -3 "$TMP/sl-none.out")" \
 	eval '[ "$(grep -c "^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]* " "$TMP/sl-none.out")" = 0 ] && grep -q "^Faults of 3600000.000 ms or more" "$TMP/sl-none.out"'
 
-# --- hot regions (--region 16M): kvmmmu-load's test memory (2 x 64 MiB at
-# 4 GiB, one memslot) is eight 16 MiB regions; every page of it takes a fault
+# --- hot regions (--region 4M): kvmmmu-load's test memory (2 x 16 MiB at
+# 4 GiB, one memslot) is eight 4 MiB regions; every page of it takes a fault
 # (at least one: nested paging may take two), and the regions' faults are the
 # faults that requested an SPTE or ended on the fast path (all, under shadow paging)
-"$HIST" --metric outcomes,regions --region 16M --csv "$TMP/rg.csv" -- "$LOAD" --vcpus 2 --mem 64M \
+"$HIST" --metric outcomes,regions --region 4M --csv "$TMP/rg.csv" -- "$LOAD" --vcpus 2 --mem 16M \
 	>"$TMP/rg.out" 2>&1
 rc=$?
-regions=$(awk -F, '!/^#/ && $5 == "bpf" && $6 ~ /^region_faults_slot_/ && $7 >= 4294967296 && $7 < 4429185024 { n[$7] = $8 }
-	END { for (b in n) printf "%d:%d ", b / 16777216 - 256, n[b] }' "$TMP/rg.csv")
-in_test=$(awk -F, '!/^#/ && $5 == "bpf" && $6 ~ /^region_faults_slot_/ && $7 >= 4294967296 && $7 < 4429185024 { k++; if ($8 < 4096 || $8 > 4096 + slack) bad++ }
+regions=$(awk -F, '!/^#/ && $5 == "bpf" && $6 ~ /^region_faults_slot_/ && $7 >= 4294967296 && $7 < 4328521728 { n[$7] = $8 }
+	END { for (b in n) printf "%d:%d ", b / 4194304 - 1024, n[b] }' "$TMP/rg.csv")
+in_test=$(awk -F, '!/^#/ && $5 == "bpf" && $6 ~ /^region_faults_slot_/ && $7 >= 4294967296 && $7 < 4328521728 { k++; if ($8 < 1024 || $8 > 1024 + slack) bad++ }
 	END { print k + 0, bad + 0 }' slack=$slack "$TMP/rg.csv")
 all=$(awk -F, '!/^#/ && $5 == "bpf" && $6 ~ /^region_faults_/ { s += $8 } END { print s + 0 }' "$TMP/rg.csv")
 faults=$(vm_bpf "$TMP/rg.csv" faults)
-check hist/regions-test-memory "exit $rc; regions (16 MiB index:faults) $regions; count, off: $in_test (slack $slack)" \
+check hist/regions-test-memory "exit $rc; regions (4 MiB index:faults) $regions; count, off: $in_test (slack $slack)" \
 	eval '[ $rc = 0 ] && [ "$in_test" = "8 0" ]'
 # (nested paging: a fault retried before its request, after an MMU-notifier race, has none)
 check hist/regions-sum-to-faults "regions $all, faults $faults (slack $slack)" \
 	eval '[ -n "$faults" ] && [ "$all" -le "$faults" ] && [ "$all" -ge $((faults - slack)) ]'
 check hist/regions-report "$(grep -A3 'hot regions' "$TMP/rg.out")" \
-	eval 'grep -q "^    hot regions (16 MiB each, since the start; [0-9]* faults in all):$" "$TMP/rg.out" &&
-		[ "$(grep -c "^      memslot [0-9]*  *\[0x10[0-7]000000, 0x10[0-8]000000)  *409[0-9]  *12\.[45]%$" "$TMP/rg.out")" = 8 ]'
+	eval 'grep -q "^    hot regions (4 MiB each, since the start; [0-9]* faults in all):$" "$TMP/rg.out" &&
+		[ "$(grep -c "^      memslot [0-9]*  *\[0x10[01][048c]00000, 0x10[012][048c]00000)  *10[23][0-9]  *12\.[0-9]%$" "$TMP/rg.out")" = 8 ]'
 
 # --- bad input: one line, non-zero exit
 bad() {
