@@ -11,12 +11,13 @@ K=1
 # With nested paging the CPU also reads guest memory itself, and each page it
 # reads faults once, on whichever vCPU gets there first: the TSS (the I/O
 # bitmap of the port that ends a pass), the PML4, the PDPT and the test
-# memory's PD, and in some runs one more descriptor table (measured on 6.12
-# with NPT: 4 or 5 a VM). The shadow MMU takes no fault for them (it
+# memory's PD, and in some runs one more descriptor table or two (measured
+# on 6.12 with NPT: 4 or 5 a VM, and 6 in a CI run of 2026-12-03; 8 allowed,
+# as test_hist allows). The shadow MMU takes no fault for them (it
 # write-protects guest tables instead): there every vCPU's count is exact.
 case $(host_mmu) in
 shadow) S=0 S_MIN=0 ;;
-*) S=5 S_MIN=4 ;;
+*) S=8 S_MIN=4 ;;
 esac
 
 if ! why=$(need_kvm); then
