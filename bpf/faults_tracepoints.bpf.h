@@ -224,30 +224,6 @@ static __always_inline void count_request_level(struct kvmmmu_thread_stats *s,
 }
 
 /*
- * --metric phases: the fault's SPTE is requested, its mapping starts (under
- * mmu_lock, the host page in hand). Function probes time faults from
- * kvm_mmu_page_fault; the tracepoint model from the walk (shadow paging),
- * whose end is its last kvm_mmu_paging_element.
- */
-static __always_inline void phases_map_starts(struct kvmmmu_thread_stats *s)
-{
-	if (func_mode ? !(s->st.fault_ts && s->st.in_handler) : !(s->st.walked && s->st.walk_ts))
-		return;
-	if (!func_mode && s->st.element_ts > s->st.walk_ts)
-		s->st.walk_ns = s->st.element_ts - s->st.walk_ts;
-	s->st.map_ts = bpf_ktime_get_ns();
-}
-
-/* ... and ends at NOW, with the fault's SPTE (or its MMIO SPTE) set. */
-static __always_inline void phases_map_ends(struct kvmmmu_thread_stats *s, __u64 now)
-{
-	if (!s->st.map_ts)
-		return;
-	s->st.map_ns += now - s->st.map_ts;
-	s->st.map_ts = 0;
-}
-
-/*
  * Whether the last guest walk was this fault's own: shadow paging
  * (FNAME(page_fault)) walks FAULT->addr just before it requests the SPTE;
  * a TDP fault walks nothing, and the walk before it was the emulator's.

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The faults object's records beside its per-thread figures: the slow
+ * faults of --slower (a ring buffer) and the hot regions of --metric
+ * regions (a hash of VM, memslot and region).
+ */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <string.h>
+#include <time.h>
+
+#include "source_faults.h" /* first: the skeleton needs kvmmmu.h's types */
+#include "faults.skel.h"
+#include "log.h"
+#include "map_iter.h"
+#include "sysinfo.h"
+
+static int on_slow_fault(void *ctx, void *data, size_t len)
+{
+	struct faults_source *fs = ctx;
+	const struct kvmmmu_slow_fault *r = data;
+	char process[sizeof(r->process) + 1] = {};
+	const char *vm;
+
+	if (len < sizeof(*r))
+		return 0;
+	memcpy(process, r->process, sizeof(r->process));
+	vm = threads_vm_name(fs->threads, (int)r->tgid);
+	slow_faults_append(&fs->slow, r,
+			   threads_vm_index(fs->threads, (int)r->tgid, r->kvm, r->kvm_born),
+			   vm ? vm : process, (double)r->ts_ns / 1e9 + fs->mono_to_wall);
+	return 0;
+}
+
+int faults_source_watch_slow(struct faults_source *fs)
+{
+	struct timespec mono;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	fs->mono_to_wall = sysinfo_now() - ((double)mono.tv_sec + (double)mono.tv_nsec / 1e9);
+	err = threads_add_ring(fs->threads, bpf_map__fd(fs->skel->maps.slow_faults), on_slow_fault,
+			       fs);
+	if (err)
+		elog("cannot read the slow-fault ring buffer: %s", strerror(-err));
+	return err;
+}
+
+struct read_regions {
+	struct faults_source *fs;
+	struct regions *out;
+};
+
+static int read_region(const void *key, const void *value, void *ctx)
+{
+	const struct kvmmmu_region_key *k = key;
+	struct read_regions *r = ctx;
+	struct region_count c = {
+		.pid = (int)k->tgid,
+		.vm_index = threads_vm_index(r->fs->threads, (int)k->tgid, k->kvm, k->kvm_born),
+		.slot = k->slot,
+		.base = k->region << r->fs->opts->region_shift,
+		.faults = *(const __u64 *)value,
+	};
+
+	return regions_add(r->out, &c);
+}
+
+int faults_source_read_regions(struct faults_source *fs, struct regions *out)
+{
+	struct read_regions r = {fs, out};
+
+	out->size = fs->opts->region_shift ? 1ULL << fs->opts->region_shift : 0;
+	if (!fs->opts->region_shift)
+		return 0;
+	return map_each(bpf_map__fd(fs->skel->maps.region_faults), sizeof(struct kvmmmu_region_key),
+			sizeof(__u64), read_region, &r);
+}
+
+int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out)
+{
+	threads_consume(fs->threads); /* what BPF wrote since the last poll, too */
+	return slow_faults_take(out, &fs->slow);
+}
