@@ -88,3 +88,46 @@ static __always_inline int on_fork(struct task_struct *parent, struct task_struc
 }
 TP_PAIR(sched_process_fork, on_fork(parent, child), struct task_struct *parent,
 	struct task_struct *child)
+
+/*
+ * --slower --stack: where a timed fault waits off the CPU (a userfaultfd
+ * handler, swap-in I/O, a sleeping lock, preemption), which a fault's
+ * phases alone cannot tell. Switching out, the vCPU thread (current, prev)
+ * keeps the kernel stack it sleeps in; switching back in, the wait's length
+ * goes to its fault, whose record takes the longest wait's stack. Attached
+ * only with --stack: it fires at every context switch of the host, and
+ * looks up, never makes, a thread's entry.
+ */
+static __always_inline struct kvmmmu_thread_stats *thread_of(struct task_struct *t)
+{
+	struct kvmmmu_thread_key key = {.tgid = BPF_CORE_READ(t, tgid),
+					.tid = BPF_CORE_READ(t, pid)};
+	struct kvmmmu_thread_stats *s = bpf_map_lookup_elem(&thread_stats, &key);
+
+	return s && s->id.ready ? s : NULL;
+}
+
+static __always_inline int on_switch(void *ctx, struct task_struct *prev, struct task_struct *next)
+{
+	struct kvmmmu_thread_stats *s = thread_of(prev);
+	__u64 now, ns;
+
+	if (s && (func_mode ? s->st.in_fault && s->st.fault_ts : s->st.walked && s->st.walk_ts)) {
+		s->st.off_ts = bpf_ktime_get_ns();
+		s->st.off_stack = bpf_get_stackid(ctx, &slow_stack_traces, 0);
+	}
+	s = thread_of(next);
+	if (!s || !s->st.off_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	ns = now > s->st.off_ts ? now - s->st.off_ts : 0;
+	s->st.off_ts = 0;
+	s->st.off_ns += ns;
+	if (ns > s->st.off_max_ns) {
+		s->st.off_max_ns = ns;
+		s->st.off_max_stack = s->st.off_stack;
+	}
+	return 0;
+}
+TP_PAIR(sched_switch, on_switch(ctx, prev, next), bool preempt, struct task_struct *prev,
+	struct task_struct *next)

@@ -82,6 +82,13 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 4096); /* user space sizes it: 1 MiB with --slower, else a page */
 } slow_faults SEC(".maps");
+/* --slower --stack: the kernel stacks where timed faults left the CPU (sched_switch) */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, KVMMMU_STACK_DEPTH * sizeof(__u64));
+	__uint(max_entries, 1); /* user space sizes it with --stack */
+} slow_stack_traces SEC(".maps");
 /*
  * Set by user space once every program is attached. Programs attach one by
  * one; a fault whose request was seen before its SPTE's program was there
@@ -234,6 +241,9 @@ static __always_inline void slow_start(struct kvmmmu_thread_stats *s)
 	s->st.fault_gfn = ~0ULL;
 	s->st.level_requested = 0;
 	s->st.level_installed = 0;
+	s->st.off_ns = 0;
+	s->st.off_max_ns = 0;
+	s->st.off_max_stack = -1;
 }
 
 /*
@@ -275,7 +285,9 @@ static __always_inline void report_slow(struct kvmmmu_thread_stats *s, __u64 ns,
 	r->access = s->st.last_access;
 	r->level_requested = s->st.level_requested;
 	r->level_installed = s->st.level_installed;
-	r->pad = 0;
+	r->stack_id = s->st.off_max_ns ? s->st.off_max_stack : -1;
+	r->offcpu_ns = s->st.off_ns;
+	r->offcpu_max_ns = s->st.off_max_ns;
 	__builtin_memcpy(r->process, s->id.process, sizeof(r->process));
 	bpf_ringbuf_submit(r, 0);
 }

@@ -154,6 +154,12 @@ struct kvmmmu_fault_state {
 	__u8 level_requested; /* PG_LEVEL_*, 0: none */
 	__u8 level_installed;
 	__u16 pad_levels;
+	/* --slower --stack: the fault's time off the CPU (sleeping or preempted) */
+	__u64 off_ts;	     /* switched out at, in a timed fault; 0: on the CPU */
+	__u64 off_ns;	     /* all its waits off the CPU */
+	__u64 off_max_ns;    /* the longest one */
+	__s32 off_stack;     /* the stack (slow_stack_traces) of the wait in progress */
+	__s32 off_max_stack; /* ... of the longest one; negative: none */
 };
 
 /*
@@ -420,8 +426,14 @@ struct kvmmmu_slow_fault {
 	__u8 access;	      /* KVMMMU_ACC_* (0: not known) */
 	__u8 level_requested; /* PG_LEVEL_* (1: 4 KiB); 0: no request seen */
 	__u8 level_installed; /* ... the level its SPTE was set at; 0: none set */
-	__u32 pad;
+	__s32 stack_id;	      /* --stack: its longest wait off the CPU, in slow_stack_traces;
+				 negative: it never left the CPU, or the map had no room */
 	char process[16];
+	__u64 offcpu_ns;     /* --stack: its time off the CPU (sleeping or preempted) */
+	__u64 offcpu_max_ns; /* ... its longest stretch */
 };
+
+/* --stack: the frames kept of a slow fault's longest wait off the CPU */
+#define KVMMMU_STACK_DEPTH 32
 
 #endif

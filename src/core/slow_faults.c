@@ -8,7 +8,7 @@
 #include "array.h"
 
 void slow_faults_append(struct slow_faults *l, const struct kvmmmu_slow_fault *rec, int vm_index,
-			const char *vm, double wall)
+			const char *vm, double wall, char *stack)
 {
 	struct slow_fault *items = l->n < SLOW_FAULTS_MAX
 					   ? array_grow(l->items, l->n + 1, &l->cap, sizeof(*items))
@@ -16,10 +16,12 @@ void slow_faults_append(struct slow_faults *l, const struct kvmmmu_slow_fault *r
 
 	if (!items) {
 		l->dropped++;
+		free(stack);
 		return;
 	}
 	l->items = items;
-	items[l->n] = (struct slow_fault){.rec = *rec, .vm_index = vm_index, .wall = wall};
+	items[l->n] = (struct slow_fault){
+		.rec = *rec, .vm_index = vm_index, .wall = wall, .stack = stack};
 	snprintf(items[l->n].vm, sizeof(items[l->n].vm), "%s", vm);
 	l->n++;
 }
@@ -44,6 +46,8 @@ int slow_faults_take(struct slow_faults *to, struct slow_faults *from)
 
 void slow_faults_free(struct slow_faults *l)
 {
+	for (size_t i = 0; i < l->n; i++)
+		free(l->items[i].stack);
 	free(l->items);
 	memset(l, 0, sizeof(*l));
 }

@@ -20,6 +20,11 @@ struct slow_fault {
 	int vm_index; /* which of process rec.tgid's VMs (1: its first) */
 	double wall;  /* seconds since the epoch */
 	char vm[64];  /* its VM's name, as every other figure of it says (else its process's) */
+	/*
+	 * --stack: the kernel stack of its longest wait off the CPU, innermost
+	 * frame first, "schedule;handle_userfault+0x1e2;..." (owned); NULL: none
+	 */
+	char *stack;
 };
 
 struct slow_faults {
@@ -28,9 +33,12 @@ struct slow_faults {
 	__u64 dropped; /* not kept: SLOW_FAULTS_MAX were waiting, or no memory */
 };
 
-/* Appends REC, of VM VM_INDEX of its process, named VM, at WALL (seconds since the epoch). */
+/*
+ * Appends REC, of VM VM_INDEX of its process, named VM, at WALL (seconds
+ * since the epoch), with STACK (taken over: freed if not kept; may be NULL).
+ */
 void slow_faults_append(struct slow_faults *l, const struct kvmmmu_slow_fault *rec, int vm_index,
-			const char *vm, double wall);
+			const char *vm, double wall, char *stack);
 /* Moves every record of FROM to the end of TO (FROM is left empty); 0 or -ENOMEM. */
 int slow_faults_take(struct slow_faults *to, struct slow_faults *from);
 void slow_faults_free(struct slow_faults *l);

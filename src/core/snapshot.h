@@ -33,6 +33,7 @@ struct snapshot {
 	size_t n_probes, n_collector_probes;  /* the collector's come first */
 	bool lock_ok, events_ok;	      /* the mmu_lock / lifecycle objects are there */
 	unsigned int sample_every;	      /* 1 fault in N timed; 1: every fault */
+	bool slow_stacks; /* --stack: slow faults' records say where they waited off the CPU */
 	/* KVM's counters of the VMs seen (copies, no fds), read kvm_read_gap after kvmmmu's */
 	struct vm_stats *kvm;
 	size_t n_kvm;

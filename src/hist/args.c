@@ -22,6 +22,7 @@ enum {
 	OPT_VCPU,
 	OPT_SLOWER,
 	OPT_REGION,
+	OPT_STACK,
 };
 
 const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
@@ -33,7 +34,8 @@ static const char doc[] =
 	"latency histograms.\n"
 	"\n"
 	"USAGE: kvmmmu-hist [-p PID|NAME]... [--vcpu N] [--per-vcpu] [-m|-u] [-T] "
-	"[--metric LIST] [--slower MS] [--region SIZE] [--csv FILE|-] [--label TEXT] [interval "
+	"[--metric LIST] [--slower MS [--stack]] [--region SIZE] [--csv FILE|-] [--label TEXT] "
+	"[interval "
 	"[count]] [-d SECS] "
 	"[-- COMMAND ARGS...]\n"
 	"\v"
@@ -62,7 +64,8 @@ static const char doc[] =
 			     "    kvmmmu-hist --sample 16          # counts exact, 1 fault in 16 "
 			     "timed: cheaper\n"
 			     "    kvmmmu-hist --slower 1           # every fault over 1 ms, where "
-			     "its time went\n";
+			     "its time went\n"
+			     "    kvmmmu-hist --slower 1 --stack   # ... and where it slept\n";
 
 static const struct argp_option options[] = {
 	SESSION_ARGP_OPTIONS("Trace only"),
@@ -80,6 +83,10 @@ static const struct argp_option options[] = {
 	{"slower", OPT_SLOWER, "MS", 0,
 	 "Print each fault of MS milliseconds or more (decimals allowed) as it ends: VM, vCPU, "
 	 "GPA, access, levels, path, outcome and each phase's time",
+	 0},
+	{"stack", OPT_STACK, NULL, 0,
+	 "With --slower: and where each slow fault waited longest off the CPU (asleep or "
+	 "preempted), as a kernel stack",
 	 0},
 	{"csv", OPT_CSV, "FILE", 0,
 	 "Also write kvmmmu CSV (v3, docs/csv.md) to FILE ('-' for stdout)", 0},
@@ -159,6 +166,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 				    "--slower '%s': expected milliseconds from 0.001 to 3600000",
 				    arg);
 		break;
+	case OPT_STACK:
+		env->slow_stacks = true;
+		break;
 	case 'd':
 		if (parse_seconds(arg, &env->duration))
 			usage_error(state, "-d '%s': expected " PARSE_SECONDS_RANGE, arg);
@@ -225,5 +235,9 @@ int hist_parse_args(int argc, char **argv, struct hist_env *env)
 	cli_parse(&argp, end, argv, ARGP_IN_ORDER, env);
 	if (env->region_shift)
 		env->show[SECTION_REGIONS] = true; /* --region SIZE asks for them */
+	if (env->slow_stacks && !env->slower_ns) {
+		elog("--stack: shows where slow faults waited; give --slower MS too");
+		exit(2);
+	}
 	return 0;
 }

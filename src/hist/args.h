@@ -28,6 +28,7 @@ struct hist_env {
 	char *command_line;
 	bool verbose;
 	uint64_t slower_ns;	   /* --slower: report faults at least this long; 0: off */
+	bool slow_stacks;	   /* --stack: with the kernel stack of their longest wait */
 	unsigned int region_shift; /* --region: log2 of a hot region's size; 0: the default */
 };
 

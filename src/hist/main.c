@@ -194,6 +194,7 @@ static int setup(struct hist_run *r)
 		.attribution = r->env.attribution,
 		.phases = render_wants_phases(r->env.show),
 		.slower_ns = r->env.slower_ns,
+		.slow_stacks = r->env.slow_stacks,
 		.region_shift = !r->env.show[SECTION_REGIONS] ? 0
 				: r->env.region_shift	      ? r->env.region_shift
 							      : 30, /* 1 GiB */

@@ -18,7 +18,7 @@ static const char usage[] =
 	"\n"
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
-	"                   [--duration SECS] [--thp] [--reclaim MS] [--mmio N]\n"
+	"                   [--duration SECS] [--thp] [--reclaim MS] [--uffd] [--mmio N]\n"
 	"                   [--access write|read|exec]\n"
 	"                   [--thread-names STYLE] [--vms N] [--linger SECS]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
@@ -59,6 +59,10 @@ static const char usage[] =
 	"                         (MADV_DONTNEED), as host reclaim or a balloon does:\n"
 	"                         MMU-notifier zaps take mmu_lock for write while the\n"
 	"                         vCPUs fault, and racing faults are retried\n"
+	"      --uffd             test memory's pages supplied on first touch through\n"
+	"                         userfaultfd (UFFDIO_COPY, by a host thread), as in a\n"
+	"                         post-copy migration: each such fault waits in KVM's\n"
+	"                         look-up of the host page\n"
 	"      --access KIND      how the guest touches each page: write (a store, the\n"
 	"                         default), read (a load) or exec (a jump into it, its\n"
 	"                         first bytes written by the host): faults of that\n"
@@ -110,6 +114,7 @@ enum {
 	OPT_DURATION,
 	OPT_THP,
 	OPT_RECLAIM,
+	OPT_UFFD,
 	OPT_NAME,
 	OPT_NO_STATS_FDS,
 	OPT_DIRTY_LOG_ON_SIGNAL,
@@ -133,6 +138,7 @@ static const struct option long_opts[] = {
 	{"duration", required_argument, NULL, OPT_DURATION},
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
+	{"uffd", no_argument, NULL, OPT_UFFD},
 	{"mmio", required_argument, NULL, OPT_MMIO},
 	{"access", required_argument, NULL, OPT_ACCESS},
 	{"vms", required_argument, NULL, OPT_VMS},
@@ -255,6 +261,9 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			if (parse_duration("--duration", optarg, &o->duration))
 				return -1;
 			break;
+		case OPT_UFFD:
+			o->uffd = true;
+			break;
 		case OPT_THP:
 			o->thp = true;
 			break;
@@ -375,6 +384,11 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	/* what reclaim drops reads back as zeroes: no jump to come back from */
 	if (o->access == ACCESS_EXEC && o->reclaim_ms) {
 		elog("--access exec: not with --reclaim (a dropped page's code is gone)");
+		return -1;
+	}
+	/* the host writes each page's code first: none would be missing */
+	if (o->uffd && (o->access == ACCESS_EXEC || o->thp)) {
+		elog("--uffd: not with --access exec or --thp (it supplies 4 KiB pages of zeroes)");
 		return -1;
 	}
 	if (o->mmio_reads && o->mode != GUEST_LONG) {

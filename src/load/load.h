@@ -74,6 +74,7 @@ struct load_opts {
 	bool no_stats_fds;	  /* open none: tools must find KVM's counters elsewhere */
 	bool dirty_log_on_signal; /* write passes until SIGUSR1, then dirty logging */
 	unsigned int reclaim_ms;  /* 0: no reclaim thread */
+	bool uffd;		  /* test memory supplied through userfaultfd */
 	unsigned int mmio_reads;  /* MMIO reads after each pass (long mode), 0: none */
 	enum guest_access access; /* --access */
 	const char *name;	  /* --name: for tools that read it from our command line */
@@ -171,6 +172,9 @@ void run_stop(struct vm *vm);
 /* reclaim.c: the --reclaim thread; stop returns its MADV_DONTNEED calls */
 int reclaim_start(struct vm *vm, unsigned int ms);
 uint64_t reclaim_stop(void);
+/* uffd.c: --uffd's registration and thread; stop returns the pages it supplied */
+int uffd_start(struct vm *vm);
+uint64_t uffd_stop(void);
 
 /* report.c */
 /* CSV rows go to CSV from now on, for the VM called NAME (NULL: the process name). */

@@ -331,6 +331,9 @@ static int run_vm(int kvm_fd, const struct load_opts *o, bool *stopped)
 	if (o->dirty_iters && dirty_log_setup(&vm))
 		goto out;
 	print_setup(&vm, o);
+	/* before any vCPU thread runs: every page of the test memory is missing */
+	if (o->uffd && uffd_start(&vm))
+		goto out;
 	if (run_start(&vm, o->thread_names)) {
 		run_stop(&vm);
 		goto out;
@@ -343,6 +346,9 @@ static int run_vm(int kvm_fd, const struct load_opts *o, bool *stopped)
 	run_stop(&vm);
 	if (o->reclaim_ms)
 		report_count("Reclaim calls (MADV_DONTNEED)", "reclaim_calls", reclaim_stop());
+	if (o->uffd)
+		report_count("Pages supplied through userfaultfd (UFFDIO_COPY)", "uffd_copies",
+			     uffd_stop());
 
 	if (res == PASS_STOPPED)
 		fprintf(load_out, "Interrupted during %s; statistics so far:\n", p.current);
@@ -352,6 +358,7 @@ static int run_vm(int kvm_fd, const struct load_opts *o, bool *stopped)
 			     2 * p.passes * (o->mem / LOAD_PAGE_SIZE) * o->vcpus);
 	report_kvm_stats(&vm);
 out:
+	uffd_stop(); /* (none running: nothing to do) */
 	vm_destroy(&vm);
 	*stopped = res == PASS_STOPPED;
 	return res == PASS_FAILED ? 1 : 0;

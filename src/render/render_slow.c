@@ -52,6 +52,34 @@ void render_slow_header(FILE *f, const struct snapshot *facts, __u64 slower_ns)
 	fputc('\n', f);
 }
 
+/*
+ * --stack: under a slow fault's line, its time off the CPU and the kernel
+ * stack of its longest wait there, innermost frame first, as perf and
+ * bpftrace print stacks.
+ */
+static void render_slow_stack(FILE *f, const struct slow_fault *s)
+{
+	const struct kvmmmu_slow_fault *r = &s->rec;
+	const char *frame = s->stack;
+
+	if (!r->offcpu_ns) {
+		fprintf(f, "    off the CPU: never (its time was spent running)\n");
+		return;
+	}
+	fprintf(f, "    off the CPU %.3f ms, the longest wait %.3f ms, in:\n",
+		(double)r->offcpu_ns / 1e6, (double)r->offcpu_max_ns / 1e6);
+	if (!frame) {
+		fprintf(f, "        (its stack was not kept: the stack map had no room)\n");
+		return;
+	}
+	while (*frame) {
+		size_t len = strcspn(frame, ";");
+
+		fprintf(f, "        %.*s\n", (int)len, frame);
+		frame += len + (frame[len] == ';');
+	}
+}
+
 /* FACTS: how this run measures (which phases it has, the RET_PF_* names). */
 void render_slow(FILE *f, const struct slow_faults *l, const struct snapshot *facts)
 {
@@ -83,10 +111,44 @@ void render_slow(FILE *f, const struct slow_faults *l, const struct snapshot *fa
 				fprintf(f, " %8s", "-");
 		}
 		fputc('\n', f);
+		if (facts->slow_stacks)
+			render_slow_stack(f, s);
 	}
 	if (l->dropped)
 		fprintf(f, "WARNING: %llu slow faults not kept (too many waiting)\n",
 			(unsigned long long)l->dropped);
+}
+
+/*
+ * --stack: slow_fault_offcpu_ns and _offcpu_max_ns, then one
+ * slow_fault_stack row per frame of the longest wait, the frame in the le
+ * column and its depth as the value (0: innermost). ROW: the record's.
+ */
+static int csv_slow_stack(struct csv_writer *w, struct csv_row *row, const struct slow_fault *s)
+{
+	const char *frame = s->stack;
+	char buf[256];
+	int err, depth = 0;
+
+	row->metric = "slow_fault_offcpu_ns";
+	row->u64 = s->rec.offcpu_ns;
+	err = csv_write_row(w, row);
+	row->metric = "slow_fault_offcpu_max_ns";
+	row->u64 = s->rec.offcpu_max_ns;
+	if (!err)
+		err = csv_write_row(w, row);
+	row->metric = "slow_fault_stack";
+	while (!err && frame && *frame) {
+		size_t len = strcspn(frame, ";");
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)len, frame);
+		row->le = buf;
+		row->u64 = (__u64)depth++;
+		err = csv_write_row(w, row);
+		frame += len + (frame[len] == ';');
+	}
+	row->le = NULL;
+	return err;
 }
 
 int render_csv_slow(struct csv_writer *w, const struct slow_faults *l, const struct snapshot *facts)
@@ -150,6 +212,8 @@ int render_csv_slow(struct csv_writer *w, const struct slow_faults *l, const str
 			row.u64 = r->phase_ns[p];
 			err = csv_write_row(w, &row);
 		}
+		if (facts->slow_stacks && !err)
+			err = csv_slow_stack(w, &row, s);
 	}
 	return err;
 }

@@ -51,6 +51,7 @@ static int fill_facts(const struct session *s, struct snapshot *snap)
 	snap->events_ok = c->events.ok;
 	snap->timeline_capped = c->events.timeline.capped;
 	snap->sample_every = s->opts.sample_every > 1 ? s->opts.sample_every : 1;
+	snap->slow_stacks = s->opts.slower_ns && s->opts.slow_stacks;
 	return 0;
 }
 

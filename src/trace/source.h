@@ -32,6 +32,7 @@ struct collector_opts {
 	bool follow_forks; /* with filter_pids: a traced process's children are traced too */
 	bool phases;	   /* --metric phases: the phases of each fault (its probes) */
 	__u64 slower_ns;   /* kvmmmu-hist --slower: report faults at least this long; 0: off */
+	bool slow_stacks;  /* --stack: ... with the kernel stack of its longest wait off the CPU */
 	unsigned int region_shift; /* --metric regions: log2 of a region's size; 0: off */
 	/* with filter_pids, the processes traced from the start (in the filter before attach) */
 	const int *pids;

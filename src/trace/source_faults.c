@@ -44,29 +44,37 @@ static const struct {
 	bool optional;
 	bool patched; /* only kernels with kernel-patches/ have it; used in tracepoint mode */
 	bool forks;   /* only to follow a command's descendants (follow_forks) */
+	bool stacks;  /* only for --stack: where slow faults wait off the CPU */
 	size_t progs[N_PROG_SLOTS];
 } tracepoints[] = {
-	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false, TP_PROGS(kvm_mmu_pagetable_walk)},
-	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, TP_PROGS(kvm_mmu_walker_error)},
-	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false, TP_PROGS(kvm_mmu_spte_requested)},
-	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, TP_PROGS(kvm_mmu_set_spte)},
-	{"kvmmmu", "fast_page_fault", false, false, false, TP_PROGS(fast_page_fault)},
-	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false,
+	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false, false,
+	 TP_PROGS(kvm_mmu_pagetable_walk)},
+	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, false,
+	 TP_PROGS(kvm_mmu_walker_error)},
+	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false, false,
+	 TP_PROGS(kvm_mmu_spte_requested)},
+	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte)},
+	{"kvmmmu", "fast_page_fault", false, false, false, false, TP_PROGS(fast_page_fault)},
+	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false, false,
 	 TP_PROGS(kvm_tdp_mmu_spte_changed)},
-	{"kvmmmu", "handle_mmio_page_fault", false, false, false, TP_PROGS(handle_mmio_page_fault)},
-	{"kvmmmu", "mark_mmio_spte", false, false, false, TP_PROGS(mark_mmio_spte)},
-	{"kvmmmu", "kvm_mmu_paging_element", true, false, false, TP_PROGS(kvm_mmu_paging_element)},
+	{"kvmmmu", "handle_mmio_page_fault", false, false, false, false,
+	 TP_PROGS(handle_mmio_page_fault)},
+	{"kvmmmu", "mark_mmio_spte", false, false, false, false, TP_PROGS(mark_mmio_spte)},
+	{"kvmmmu", "kvm_mmu_paging_element", true, false, false, false,
+	 TP_PROGS(kvm_mmu_paging_element)},
 	/* every counted fault's outcome and duration, where kernel-patches/ adds it */
-	{"kvmmmu", "kvm_mmu_page_fault_done", false, true, false,
+	{"kvmmmu", "kvm_mmu_page_fault_done", false, true, false, false,
 	 TP_PROGS(kvm_mmu_page_fault_done)},
-	{"kvm", "kvm_page_fault", false, false, false, TP_PROGS(kvm_page_fault)},
+	{"kvm", "kvm_page_fault", false, false, false, false, TP_PROGS(kvm_page_fault)},
 	/* end the faults of page-fault exits that requested no SPTE (tracepoint model) */
-	{"kvm", "kvm_emulate_insn", false, false, false, TP_PROGS(kvm_emulate_insn)},
-	{"kvm", "kvm_userspace_exit", false, false, false, TP_PROGS(kvm_userspace_exit)},
+	{"kvm", "kvm_emulate_insn", false, false, false, false, TP_PROGS(kvm_emulate_insn)},
+	{"kvm", "kvm_userspace_exit", false, false, false, false, TP_PROGS(kvm_userspace_exit)},
 	/* frees exited threads' entries */
-	{"sched", "sched_process_exit", false, false, false, TP_PROGS(sched_process_exit)},
+	{"sched", "sched_process_exit", false, false, false, false, TP_PROGS(sched_process_exit)},
 	/* a command's children join the filter: sudo, timeout, a wrapper script */
-	{"sched", "sched_process_fork", false, false, true, TP_PROGS(sched_process_fork)},
+	{"sched", "sched_process_fork", false, false, true, false, TP_PROGS(sched_process_fork)},
+	/* --stack: a slow fault's waits off the CPU, and their stacks */
+	{"sched", "sched_switch", false, false, false, true, TP_PROGS(sched_switch)},
 };
 
 /*
@@ -215,11 +223,14 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 		p->optional = tracepoints[i].optional;
 		/* the optional one, kvm_mmu_paging_element, ends the walk phase without functions
 		 */
-		p->wanted = tracepoints[i].forks
-				    ? fs->opts->follow_forks
+		p->wanted = tracepoints[i].forks ? fs->opts->follow_forks
+			    : tracepoints[i].stacks
+				    ? fs->opts->slow_stacks
 				    : !p->optional || (fs->opts->phases && !outcome_funcs);
 		if (tracepoints[i].forks && !p->wanted) {
 			snprintf(p->why, sizeof(p->why), "not needed: no command to follow");
+		} else if (tracepoints[i].stacks && !p->wanted) {
+			snprintf(p->why, sizeof(p->why), "not needed: no --stack");
 		} else if (tracepoints[i].patched && outcome_funcs) {
 			p->wanted = false; /* the function probes give outcome and duration */
 			snprintf(p->why, sizeof(p->why),
@@ -393,6 +404,9 @@ static int open_faults(struct faults_source *fs, const enum attach_kind func_kin
 	/* a page when unused; with --slower room for 7000 records between two drains */
 	bpf_map__set_max_entries(fs->skel->maps.slow_faults,
 				 fs->opts->slower_ns ? 1 << 20 : (__u32)sysconf(_SC_PAGESIZE));
+	/* distinct stacks: a run's slow faults wait in a few places, not thousands */
+	bpf_map__set_max_entries(fs->skel->maps.slow_stack_traces,
+				 fs->opts->slow_stacks ? 4096 : 1);
 	/* a program with a way around its failure to load is watched */
 	for (size_t i = 0; i < N_FUNC + N_TP; i++) {
 		struct probe_progs pp = progs_of(fs, i);
@@ -664,6 +678,7 @@ void faults_source_close(struct faults_source *fs)
 		munmap(fs->lock_table, sizeof(*fs->lock_table));
 	close_faults(fs);
 	slow_faults_free(&fs->slow);
+	kernel_symbols_free(fs->ksyms);
 	free(fs->retired);
 	ret_pf_free(&fs->ret_pf);
 	memset(fs, 0, sizeof(*fs));

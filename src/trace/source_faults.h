@@ -18,6 +18,7 @@
 #include "ret_pf.h"
 #include "regions.h"
 #include "slow_faults.h"
+#include "kernel_symbols.h"
 #include "source.h"
 #include "threads.h"
 
@@ -47,8 +48,10 @@ struct faults_source {
 	struct kvmmmu_lock_table *lock_table; /* the mmu_locks map, mmap()ed; NULL if not */
 	struct retired_thread *retired;
 	size_t n_retired, cap_retired;
-	struct slow_faults slow; /* --slower: reported, not taken yet */
-	double mono_to_wall;	 /* add to bpf_ktime_get_ns() seconds to get wall time */
+	struct slow_faults slow;      /* --slower: reported, not taken yet */
+	struct kernel_symbols *ksyms; /* --stack: their frames' names, read at the first */
+	bool ksyms_tried;
+	double mono_to_wall; /* add to bpf_ktime_get_ns() seconds to get wall time */
 };
 
 /*

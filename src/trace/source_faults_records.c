@@ -5,7 +5,10 @@
  * regions (a hash of VM, memslot and region).
  */
 #include <bpf/bpf.h>
+#include <errno.h>
 #include <bpf/libbpf.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -14,6 +17,59 @@
 #include "log.h"
 #include "map_iter.h"
 #include "sysinfo.h"
+
+/*
+ * --stack: the frames of stack ID (slow_stack_traces), named, innermost
+ * first and ';'-separated, from the scheduler's caller on (the switch
+ * itself, __schedule and the tracing below it, is the same in every one),
+ * without the tracers' own: a BPF trampoline (fentry, ours or another
+ * tool's) and the call into it at its function's start, which would show
+ * each probed function twice; NULL when there is none, or no memory.
+ */
+static char *slow_stack(struct faults_source *fs, __s32 id)
+{
+	__u64 ips[KVMMMU_STACK_DEPTH] = {};
+	size_t cap = 0, first = 0, n;
+	char frame[256], *out = NULL;
+	FILE *f;
+
+	if (id < 0 || bpf_map_lookup_elem(bpf_map__fd(fs->skel->maps.slow_stack_traces), &id, ips))
+		return NULL;
+	if (!fs->ksyms_tried) {
+		fs->ksyms_tried = true;
+		fs->ksyms = kernel_symbols_load(NULL);
+		if (!fs->ksyms)
+			elog("warning: /proc/kallsyms: %s: stacks are shown as addresses",
+			     errno == ENOENT ? "no addresses shown (kptr_restrict)"
+					     : strerror(errno));
+	}
+	for (n = 0; n < KVMMMU_STACK_DEPTH && ips[n]; n++) {
+		kernel_symbols_name(fs->ksyms, ips[n], frame, sizeof(frame));
+		if (!strncmp(frame, "__schedule+", 11))
+			first = n + 1;
+	}
+	if (first >= n)
+		first = 0;
+	f = open_memstream(&out, &cap);
+	if (!f)
+		return NULL;
+	for (size_t i = first, shown = 0; i < n; i++) {
+		size_t len;
+
+		kernel_symbols_name(fs->ksyms, ips[i], frame, sizeof(frame));
+		len = strlen(frame);
+		if (len > 6 && !strcmp(frame + len - 6, " [bpf]")) {
+			i++; /* the traced function's call into its trampoline */
+			continue;
+		}
+		fprintf(f, "%s%s", shown++ ? ";" : "", frame);
+	}
+	if (fclose(f) || !out || !*out) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
 
 static int on_slow_fault(void *ctx, void *data, size_t len)
 {
@@ -28,7 +84,8 @@ static int on_slow_fault(void *ctx, void *data, size_t len)
 	vm = threads_vm_name(fs->threads, (int)r->tgid);
 	slow_faults_append(&fs->slow, r,
 			   threads_vm_index(fs->threads, (int)r->tgid, r->kvm, r->kvm_born),
-			   vm ? vm : process, (double)r->ts_ns / 1e9 + fs->mono_to_wall);
+			   vm ? vm : process, (double)r->ts_ns / 1e9 + fs->mono_to_wall,
+			   fs->opts->slow_stacks ? slow_stack(fs, r->stack_id) : NULL);
 	return 0;
 }
 
