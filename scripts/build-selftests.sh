@@ -15,6 +15,11 @@
 # names and the hook's source; a failed build leaves nothing there.
 set -u
 export LC_ALL=C
+# Under make test the caller's make exports OUTPUT (our build folder) and
+# MAKEFLAGS: the selftests' Makefile takes OUTPUT as its own output folder,
+# so the targets named below matched none of its rules, and make's built-in
+# rule linked each test without its library (undefined test_assert).
+unset OUTPUT O MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${KVMMMU_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvmmmu}
