@@ -15,6 +15,8 @@ enum {
 	OPT_SINCE_START,
 	OPT_PER_VCPU,
 	OPT_PHASES,
+	OPT_SLOWER,
+	OPT_STACK,
 };
 
 const char *argp_program_version = "kvmmmu-top " KVMMMU_VERSION;
@@ -24,11 +26,12 @@ static const char doc[] =
 	"paths, latency, mmu_lock waits.\n"
 	"\n"
 	"USAGE: kvmmmu-top [-p PID|NAME]... [-d SECS] [-s KEY] [-b [-n COUNT] [--per-vcpu]] "
-	"[--since-start] [--phases] [--csv FILE]\n"
+	"[--since-start] [--phases] [--slower MS [--stack]] [--csv FILE]\n"
 	"\v"
 	"KEYS: Enter a VM's vCPUs, then a vCPU's histogram, Esc back; / or f filter by name; "
 	"Up/Down select; < > sort column, i invert; "
 	"t interval or since-start values, r reset since-start; s refresh delay; "
+	"l a vCPU's slow faults (--slower); "
 	"space or z pause; h or ? help; q, Esc (top level) or Ctrl-C quit.\n"
 	"SORT KEYS (-s): faults, name, pid, p99, lock.\n"
 	"\n"
@@ -36,7 +39,8 @@ static const char doc[] =
 	"    kvmmmu-top                       # every VM, refreshed every second\n"
 	"    kvmmmu-top -p web-1 -d 0.5       # VMs named web-1 (QEMU -name), twice a second\n"
 	"    kvmmmu-top -b -n 5 --per-vcpu    # five plain frames, for logs and grep\n"
-	"    kvmmmu-top -b -n 10 --csv top.csv\n";
+	"    kvmmmu-top -b -n 10 --csv top.csv\n"
+	"    kvmmmu-top --slower 1 --stack    # l in a vCPU's view: its faults of 1 ms or more\n";
 
 static const struct argp_option options[] = {
 	SESSION_ARGP_OPTIONS("Show"),
@@ -51,6 +55,12 @@ static const struct argp_option options[] = {
 	 "Where each fault's time goes (walk, pfn, mmu_lock, map, other), in the vCPU view; "
 	 "costs probes and clock reads in every fault",
 	 0},
+	{"slower", OPT_SLOWER, "MS", 0,
+	 "Record each fault of MS milliseconds or more (decimals allowed): l in a vCPU's view "
+	 "lists its newest; batch mode prints them under each frame",
+	 0},
+	{"stack", OPT_STACK, NULL, 0,
+	 "With --slower: and where each waited longest off the CPU, as a kernel stack", 0},
 	{"verbose", 'v', NULL, 0,
 	 "Show libbpf's messages; batch mode: what the session keeps, at each frame", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
@@ -98,6 +108,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_PHASES:
 		env->phases = true;
 		break;
+	case OPT_SLOWER:
+		if (parse_millis_ns(arg, &env->slower_ns))
+			usage_error("--slower '%s': expected milliseconds from 0.001 to 3600000",
+				    arg);
+		break;
+	case OPT_STACK:
+		env->slow_stacks = true;
+		break;
 	case 'v':
 		env->verbose = true;
 		break;
@@ -123,6 +141,8 @@ int top_parse_args(int argc, char **argv, struct top_env *env)
 	cli_parse(&argp, argc, argv, 0, env);
 	if (!isatty(STDOUT_FILENO))
 		env->batch = true; /* a pipe or a file wants plain frames */
+	if (env->slow_stacks && !env->slower_ns)
+		usage_error("--stack: shows where slow faults waited; give --slower MS too");
 	if (env->per_vcpu && !env->batch)
 		usage_error("--per-vcpu is for batch mode (-b): on the screen, Enter on a VM");
 	return 0;

@@ -3,6 +3,7 @@
 #define KVMMMU_TOP_ARGS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "collector.h"
 #include "procs.h"
@@ -15,9 +16,11 @@ struct top_env {
 	bool batch;		     /* -b, or stdout is not a terminal */
 	long count;		     /* -n: frames, 0: until quit */
 	enum top_sort sort;
-	bool since_start; /* counts since the start, not per second */
-	bool per_vcpu;	  /* batch: each VM's vCPU rows under it */
-	bool phases;	  /* --phases: where the faults' time goes, in the vCPU view */
+	bool since_start;   /* counts since the start, not per second */
+	bool per_vcpu;	    /* batch: each VM's vCPU rows under it */
+	bool phases;	    /* --phases: where the faults' time goes, in the vCPU view */
+	uint64_t slower_ns; /* --slower: record faults at least this long; 0: off */
+	bool slow_stacks;   /* --stack: ... with the stack of their longest wait */
 	const char *csv_path;
 	bool verbose;
 	char *command_line;

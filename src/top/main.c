@@ -153,8 +153,14 @@ int top_refresh(struct top *t)
 	}
 	if (!err && t->csv_open) {
 		err = render_csv(&t->csv, &cur);
-		if (!err)
-			err = csv_writer_flush(&t->csv);
+		if (err)
+			elog("cannot write '%s': %s", t->env.csv_path, strerror(-err));
+	}
+	/* --slower: this refresh's slow faults, and their CSV rows */
+	if (!err && (err = top_slow_take(t)))
+		elog("the slow faults: %s", strerror(-err));
+	if (!err && t->csv_open) {
+		err = csv_writer_flush(&t->csv);
 		if (err)
 			elog("cannot write '%s': %s", t->env.csv_path, strerror(-err));
 	}
@@ -218,6 +224,10 @@ static void print_frame(struct top *t)
 			top_print_table(stdout, &vcpus);
 		}
 		top_table_free(&vcpus);
+	}
+	if (t->env.slower_ns && t->slow_new.n) {
+		render_slow_header(stdout, &t->facts, t->env.slower_ns);
+		render_slow(stdout, &t->slow_new, &t->facts);
 	}
 	fflush(stdout);
 }
@@ -316,6 +326,8 @@ int main(int argc, char **argv)
 		.lock = true,
 		.events = true,
 		.phases = t.env.phases,
+		.slower_ns = t.env.slower_ns,
+		.slow_stacks = t.env.slow_stacks,
 		.kvm_stats = false,
 		.specs = t.env.session.specs,
 		.n_specs = t.env.session.n_specs,
@@ -350,6 +362,7 @@ int main(int argc, char **argv)
 		snapshot_free(&t.base);
 	snapshot_free(&t.facts);
 	top_table_free(&t.table);
+	top_slow_free(&t);
 	top_set_filter(&t, "");
 	session_close(&t.s);
 	bpf_cost_restore();

@@ -108,6 +108,7 @@ bool screen_keys(struct top *t)
 
 	while ((ch = getch()) != ERR) {
 		redraw = true;
+		t->status[0] = '\0'; /* a key's message lasts until the next key */
 		if (t->help && ch != KEY_RESIZE) {
 			t->help = false; /* any key leaves the help */
 			continue;
@@ -120,6 +121,7 @@ bool screen_keys(struct top *t)
 		case KEY_BACKSPACE:
 			if (t->vcpu >= 0) {
 				t->vcpu = -1;
+				t->show_slow = false;
 			} else if (t->vm_pid > 0) {
 				t->vm_pid = 0;
 				t->selected = 0;
@@ -175,6 +177,15 @@ bool screen_keys(struct top *t)
 		case 's':
 			next_delay(t);
 			break;
+		case 'l':
+			if (t->vcpu >= 0)
+				t->show_slow = !t->show_slow;
+			else
+				snprintf(t->status, sizeof(t->status),
+					 "l: a vCPU's slow faults, in its view (Enter on a VM, "
+					 "then on "
+					 "a vCPU)");
+			break;
 		case ' ':
 		case 'z':
 			t->paused = !t->paused;
@@ -203,6 +214,7 @@ static void draw_help(void)
 		"  t           per-second values / counts since the start",
 		"  r           counts since now (reset)",
 		"  s           refresh delay: 0.5, 1, 2, 5, 10 s",
+		"  l           in a vCPU's view: its slow faults (--slower MS), newest first",
 		"  space, z    pause",
 		"  h, ?        this help (any key leaves it)",
 		"  q, Esc      quit (Ctrl-C too)",
@@ -266,6 +278,17 @@ static bool vcpu_figures(const struct top *t, struct figures *out)
 	return vm != NULL;
 }
 
+/* A vCPU's phases (--phases) and latency histograms, as the text renderer draws them. */
+static void vcpu_hists(FILE *mem, const struct top *t, const struct figures *f,
+		       const struct render_opts *o)
+{
+	render_phases(mem, f, &t->prev, o); /* --phases: the table, not each one's histogram */
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		if (t->prev.hist_available[h] && f->hist[h].count &&
+		    strncmp(kvmmmu_hist_names[h], "phase_", 6))
+			render_hist_buckets(mem, &f->hist[h], kvmmmu_hist_names[h], o);
+}
+
 /* A vCPU: its outcome table and its live latency histogram (drawn by the text renderer). */
 static void draw_vcpu(struct top *t, int y)
 {
@@ -311,15 +334,15 @@ static void draw_vcpu(struct top *t, int y)
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG],
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_HOST],
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_NX]);
-	mem = open_memstream(&buf, &len);
-	if (!mem)
-		return;
-	render_phases(mem, &f, &t->prev, &o); /* --phases: the table, not each one's histogram */
-	for (int h = 0; h < KVMMMU_N_HISTS; h++)
-		if (t->prev.hist_available[h] && f.hist[h].count &&
-		    strncmp(kvmmmu_hist_names[h], "phase_", 6))
-			render_hist_buckets(mem, &f.hist[h], kvmmmu_hist_names[h], &o);
-	fclose(mem);
+	if (t->show_slow) {
+		buf = top_slow_text(t);
+	} else {
+		mem = open_memstream(&buf, &len);
+		if (!mem)
+			return;
+		vcpu_hists(mem, t, &f, &o);
+		fclose(mem);
+	}
 	for (line = strtok_r(buf, "\n", &save); line && y < LINES - 1;
 	     line = strtok_r(NULL, "\n", &save))
 		mvaddnstr(y++, 0, line, COLS - 1);

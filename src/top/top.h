@@ -12,6 +12,8 @@
 #include "table.h"
 
 #define TOP_MAX_GONE 1024
+/* --slower: the newest slow faults kept for 'l' */
+#define TOP_SLOW_KEPT 256
 
 /* kvmmmu-top's state: the session, the last snapshots, what the user chose. */
 struct top {
@@ -50,6 +52,10 @@ struct top {
 	size_t selected; /* the highlighted row */
 	struct csv_writer csv;
 	bool csv_open;
+	/* --slower: those of the last refresh, the newest before them, how many in all */
+	struct slow_faults slow_new, slow;
+	__u64 slow_seen;
+	bool show_slow; /* 'l': the vCPU view lists its slow faults, not its histogram */
 };
 
 /* A new snapshot, and the table against the last one (or the start, or the reset). */
@@ -58,6 +64,11 @@ int top_refresh(struct top *t);
 const struct snapshot *top_ref(const struct top *t, double *dt);
 /* 'r': since-start values count from now. */
 void top_reset(struct top *t);
+/* --slower: the slow faults reported since the last refresh (and to the CSV); 0 or -errno. */
+int top_slow_take(struct top *t);
+/* The vCPU view's slow faults, newest first, as text to draw (malloc'ed; NULL: no memory). */
+char *top_slow_text(const struct top *t);
+void top_slow_free(struct top *t);
 /* '/' or 'f': show the VMs whose name matches REGEX ("" for all); -EINVAL if not a regex. */
 int top_set_filter(struct top *t, const char *regex);
 

@@ -215,6 +215,12 @@ check top/screen-vcpu-histogram "$(screen | head -14)" wait_screen "$LAT: [0-9]*
 check top/screen-vcpu-outcomes "$(screen | head -8)" wait_screen '^  ret_pf_fixed '
 check top/screen-vcpu-access "$(screen | head -10)" wait_screen '^  access: read [0-9]*  write [0-9]*  fetch [0-9]*;  not present [0-9]*  protection [0-9]*'
 check top/screen-vcpu-levels "$(screen | head -11)" wait_screen '^  levels: 4k [0-9]*  2m [0-9]*  1g [0-9]* installed;  4k not huge: dirty log [0-9]*  host [0-9]*  nx [0-9]*'
+# l: the vCPU's slow faults, none recorded without --slower (and says how); l again: back
+tmux send-keys -t kvmmmu-top l
+check top/screen-slow-needs-slower "$(screen | sed -n 10,14p)" \
+	wait_screen '^  none recorded: start kvmmmu-top with --slower MS'
+tmux send-keys -t kvmmmu-top l
+check top/screen-slow-back "$(screen | head -14)" wait_screen "$LAT: [0-9]* samples"
 tmux send-keys -t kvmmmu-top Escape
 check top/screen-vcpu-back "$(screen | head -8)" wait_screen '^CPU 1/KVM'
 tmux send-keys -t kvmmmu-top Escape
@@ -318,9 +324,42 @@ sh_run "clear; TERM=no-such-term $TOP -p top-tui -d 0.5 -n 2 2>$TMP/term.err; ec
 wait_screen '^TERM-RC='
 check top/unknown-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep TERM-RC), $(cat "$TMP/term.err")" \
 	eval 'screen | grep -q "^TERM-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] && grep -q "batch frames instead" "$TMP/term.err"'
+# --slower: l in a vCPU's view lists that vCPU's slow faults, newest first
+# (at 1 us, every timed fault); outside one, l says where it works
+sh_run "clear; $TOP -p top-tui --slower 0.001 -d 0.5; echo TOP-SLOW-DONE"
+wait_screen '^top-tui  '
+tmux send-keys -t kvmmmu-top l
+check top/screen-slow-where "$(screen | sed -n 4p)" wait_screen "^l: a vCPU's slow faults, in its view"
+tmux send-keys -t kvmmmu-top Enter
+wait_screen '^CPU 1/KVM'
+tmux send-keys -t kvmmmu-top Enter
+wait_screen '^  ret_pf_fixed '
+tmux send-keys -t kvmmmu-top l
+check top/screen-slow-list "$(screen | sed -n 10,16p)" \
+	eval 'wait_screen "^slow faults of vCPU [01], newest first (l: back to its histogram):" &&
+		wait_screen "^[0-9:.]* top-tui  *[0-9]*  *[01] "'
+# the vCPU's own: the VCPU column is the vCPU the view shows
+v=$(screen | awk '/^slow faults of vCPU/ { sub(/,$/, "", $5); print $5; exit }')
+others=$(screen | awk -v v="$v" '$1 ~ /^[0-9][0-9]:/ && $2 == "top-tui" && $4 != v' | wc -l)
+check top/screen-slow-only-this-vcpu "vCPU $v, $others lines of another" test -n "$v" -a "$others" = 0
+tmux send-keys -t kvmmmu-top q
+check top/screen-slow-quit "$(screen | tail -3)" wait_screen '^TOP-SLOW-DONE'
 tmux kill-session -t kvmmmu-top
 kill $l1 2>/dev/null
 wait $l1 2>/dev/null
+
+# batch frames with --slower --stack: each frame's new slow faults under it,
+# with where they waited: a VM whose memory arrives through userfaultfd
+"$TOP" -b -d 0.5 --slower 0.001 --stack -p top-uffd >"$TMP/top-slow.out" 2>&1 &
+tp=$!
+wait_grep "$TMP/top-slow.out" 'kvmmmu-top: '
+"$LOAD" --name top-uffd --vcpus 1 --mem 1M --uffd >/dev/null 2>&1
+check top/batch-slow-stacks "$(grep -m3 -A3 '^    off the CPU [0-9]' "$TMP/top-slow.out")" \
+	screen_until grep -q '^        handle_userfault+0x' "$TMP/top-slow.out"
+kill -INT $tp
+wait $tp 2>/dev/null
+check top/batch-slow-lines "$(grep -m2 -B1 ' top-uffd ' "$TMP/top-slow.out")" \
+	eval 'grep -q "^TIME  *VM  *PID VCPU GPA" "$TMP/top-slow.out" && grep -q "^[0-9:.]* top-uffd  *[0-9]*  *0 0x" "$TMP/top-slow.out"'
 
 echo "  $(cut -d" " -f1 /proc/uptime) s: bad input"
 # --- bad input: one line on stderr, exit 2
@@ -332,6 +371,8 @@ bad frames-zero -b -n 0
 bad extra-argument extra
 bad empty-name -p ''
 bad empty-name-in-list -p '1,'
+bad stack-without-slower --stack
+bad slower-text --slower soon
 # a PID that is no process never will be one: an error (exit 1), as in kvmmmu-hist
 "$TOP" -b -n 1 -p 999999 >"$TMP/nopid.out" 2>&1
 rc=$?
