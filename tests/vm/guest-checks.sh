@@ -262,6 +262,46 @@ outcomes() {
 		awk -F, -f /kvmmmu/outcomes.awk "$2"
 }
 
+# phases GROUP HIST_CSV MODE WALK [VCPUS]: --metric phases, per vCPU. Each
+# timed fault's phases are parts of its time (fault_ns with function probes,
+# walk_to_spte_ns with tracepoints), "other" the rest: their sums add up to
+# it exactly, never to more. WALK: "every" (shadow paging walks the guest's
+# tables in each fault), "none" (TDP, or a guest without paging). Only
+# function probes see the host page (pfn); every slow-path fault resolves one.
+# (busybox sh: the phases' values in variables named walk_n, walk_s, ...)
+phases() {
+	local g=$1 c=$2 mode=$3 walk=$4 v lat n s parts got ph
+	lat=fault_ns
+	[ "$mode" = tracepoint ] && lat=walk_to_spte_ns
+	for v in ${5:-0 1}; do
+		n=$(val "$c" bpf ${lat}_count $v) s=$(val "$c" bpf ${lat}_sum $v) parts=0 got=""
+		for ph in walk pfn lock map other; do
+			eval "${ph}_n=\$(val \"\$c\" bpf phase_${ph}_ns_count \$v)"
+			eval "${ph}_s=\$(val \"\$c\" bpf phase_${ph}_ns_sum \$v)"
+			eval "parts=\$((parts + \${${ph}_s:-0})); got=\"\$got \$ph=\${${ph}_n:-none}/\${${ph}_s:-none}\""
+		done
+		got="${lat}=${n:-none}/${s:-none}; phases (count/sum):$got"
+		if [ "$mode" = tracepoint ] && [ "$walk" = none ]; then
+			# tracepoints time a fault from its guest walk: without one, nothing to split
+			check "$g/phases/vcpu$v-untimed-without-a-walk" "$got" eval '[ "${n:-0}" = 0 ] && [ "${other_n:-0}" = 0 ]'
+			continue
+		fi
+		check "$g/phases/vcpu$v-add-up-to-$lat" "$got; parts $parts" \
+			eval 'gt0 "$s" && [ "$parts" = "$s" ]'
+		check "$g/phases/vcpu$v-other-every-timed-fault" "$got" eq "$other_n" "$n"
+		if [ "$walk" = every ]; then
+			check "$g/phases/vcpu$v-walk-every-fault" "$got" eval 'eq "$walk_n" "$n" && gt0 "$walk_s"'
+		else
+			check "$g/phases/vcpu$v-no-walk" "$got" eval '[ "${walk_n:-0}" = 0 ]'
+		fi
+		if [ "$mode" = tracepoint ]; then
+			check "$g/phases/vcpu$v-pfn-not-measured" "$got" test -z "$pfn_n"
+		else
+			check "$g/phases/vcpu$v-pfn-measured" "$got" eval 'gt0 "$pfn_n" && [ "$pfn_n" -le "$n" ]'
+		fi
+	done
+}
+
 # traced GROUP NAME HIST-ARGS... -- LOAD-ARGS...: kvmmmu-hist over kvmmmu-load,
 # files $T/NAME.{csv,out} and $T/NAME-load.csv, emitted to the host.
 traced() {
@@ -392,6 +432,7 @@ if want hist-all; then
 	check $g/probes-lock "$(probes $T/$g.out)" eval 'probes $T/$g.out | grep -q "^Probes:.* lock:"'
 	agree $g $T/$g.csv $T/$g-load.csv
 	paths $g $T/$g.csv
+	phases $g $T/$g.csv function none
 	# every vCPU loads its MMU root on its first KVM_RUN (function probes on kvm_mmu_load)
 	for v in 0 1; do
 		b=$(val $T/$g.csv bpf root_loads $v) t=$(val $T/$g.csv bpf root_load_ns $v)
@@ -663,6 +704,23 @@ if want shadow; then
 				eval 'gt0 "$b" && [ $((b + ${p:-0})) = "$f" ]'
 		done
 	done
+	# mapping levels: the guest maps its memory with 2 MiB pages and the host
+	# backs it with THP, so the populate maps 2 MiB SPTEs; under dirty logging
+	# every write of the dirty pass (2048 pages a vCPU) is mapped at 4 KiB,
+	# and kvmmmu says why: dirty logging
+	if grep -qE '\[(always|madvise)\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
+		traced $g/thp-dirty shadow-thp-dirty --probe-mode fentry -- --thp --dirty-log 1
+		agree $g/thp-dirty $T/shadow-thp-dirty.csv $T/shadow-thp-dirty-load.csv
+		for v in 0 1; do
+			h=$(val $T/shadow-thp-dirty.csv bpf level_installed_2m $v)
+			d=$(val $T/shadow-thp-dirty.csv bpf level_not_huge_dirty_log $v)
+			check "$g/thp-dirty/vcpu$v-populate-2m-dirty-pass-4k" \
+				"level_installed_2m=$h, level_not_huge_dirty_log=$d" \
+				eval 'gt0 "$h" && [ "${d:-0}" -ge 2048 ]'
+		done
+	else
+		skip $g/thp-dirty "no transparent huge pages in this kernel"
+	fi
 	# the guest's paging mode picks the handler: PAE and 4-level paging go to
 	# paging64_page_fault, 2-level paging to paging32_page_fault, paging off
 	# to nonpaging_page_fault (the legacy direct MMU); each fault counted once
@@ -670,8 +728,13 @@ if want shadow; then
 		want_path=shadow
 		[ $gm = nonpaging ] && want_path=direct
 		for mode in fentry tracepoint; do
-			traced $g/$gm/$mode shadow-$gm-$mode --probe-mode $mode -- --guest-mode $gm --dirty-log 1
+			traced $g/$gm/$mode shadow-$gm-$mode --probe-mode $mode \
+				--metric outcomes,paths,levels,phases,fault_ns,walk_to_spte_ns -- --guest-mode $gm --dirty-log 1
 			agree $g/$gm/$mode $T/shadow-$gm-$mode.csv $T/shadow-$gm-$mode-load.csv
+			# seed 003's phase: the guest walk, in each fault under shadow paging
+			walk=every
+			[ $gm = nonpaging ] && walk=none
+			phases $g/$gm/$mode $T/shadow-$gm-$mode.csv $mode $walk
 			for v in 0 1; do
 				c=$T/shadow-$gm-$mode.csv
 				# the direct MMU's dirty-log refaults take the lockless fast path
@@ -687,4 +750,5 @@ fi
 
 # ---- patches: KVM built from kernel-patches/ (tests/vm/guest-patches.sh)
 . /kvmmmu/guest-patches.sh
-exit 0
+# every group has run (init passes the exit status on: 42 means this line ran)
+exit 42

@@ -243,6 +243,10 @@ run_kernel() {
 	wait $!
 	rc=$?
 	collect "$name" "$log" "$dest"
+	# guest-checks.sh exits 42 at its end: anything else, it stopped early
+	if grep -q "$MARK DONE" "$log" && ! grep -q "$MARK CHECKS-EXIT 42" "$log"; then
+		fail "vm/$name/checks-ran-to-the-end" "guest-checks.sh stopped early ($(grep -a "$MARK CHECKS-EXIT" "$log" | tr -d '\r' | cut -d' ' -f2-)):$(grep -av "^$MARK" "$log" | grep -a 'guest-\|sh: ' | tail -3 | sed 's/^/    /')"
+	fi
 	if ! grep -q "$MARK DONE" "$log"; then
 		if [ -e "$log.stalled" ]; then
 			fail "vm/$name/boot" "the console was silent for ${STALL}s (KVMMMU_VM_STALL): the guest hangs; console:$(tail_of "$log")"
