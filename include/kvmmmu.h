@@ -434,6 +434,6 @@ struct kvmmmu_slow_fault {
 };
 
 /* --stack: the frames kept of a slow fault's longest wait off the CPU */
-#define KVMMMU_STACK_DEPTH 32
+#define KVMMMU_STACK_DEPTH 64
 
 #endif

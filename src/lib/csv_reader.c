@@ -209,8 +209,13 @@ static int check_record(struct cursor *c, char **f, struct csv_record *r)
 		return fail(c, "source is empty");
 	if (!*f[5])
 		return fail(c, "metric is empty");
-	if (*f[6] && strcmp(f[6], "+Inf") && !parse_number(f[6], &le))
+	/* a slow fault's stack frame (--stack) is the one le that is text */
+	if (!strcmp(f[4], "slow") && !strcmp(f[5], "slow_fault_stack")) {
+		if (!*f[6])
+			return fail(c, "slow_fault_stack without its frame (le is empty)");
+	} else if (*f[6] && strcmp(f[6], "+Inf") && !parse_number(f[6], &le)) {
 		return fail(c, "le '%s' is neither empty, a number nor +Inf", f[6]);
+	}
 	switch (parse_value(f[7], r)) {
 	case 0:
 		break;

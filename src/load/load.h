@@ -172,9 +172,12 @@ void run_stop(struct vm *vm);
 /* reclaim.c: the --reclaim thread; stop returns its MADV_DONTNEED calls */
 int reclaim_start(struct vm *vm, unsigned int ms);
 uint64_t reclaim_stop(void);
-/* uffd.c: --uffd's registration and thread; stop returns the pages it supplied */
+/*
+ * uffd.c: --uffd's registration and thread; stop says the pages it supplied
+ * (COPIES may be NULL) and returns -1 if the thread stopped on an error (said)
+ */
 int uffd_start(struct vm *vm);
-uint64_t uffd_stop(void);
+int uffd_stop(uint64_t *copies);
 
 /* report.c */
 /* CSV rows go to CSV from now on, for the VM called NAME (NULL: the process name). */

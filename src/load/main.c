@@ -346,9 +346,14 @@ static int run_vm(int kvm_fd, const struct load_opts *o, bool *stopped)
 	run_stop(&vm);
 	if (o->reclaim_ms)
 		report_count("Reclaim calls (MADV_DONTNEED)", "reclaim_calls", reclaim_stop());
-	if (o->uffd)
+	if (o->uffd) {
+		uint64_t copies;
+
+		if (uffd_stop(&copies))
+			res = PASS_FAILED;
 		report_count("Pages supplied through userfaultfd (UFFDIO_COPY)", "uffd_copies",
-			     uffd_stop());
+			     copies);
+	}
 
 	if (res == PASS_STOPPED)
 		fprintf(load_out, "Interrupted during %s; statistics so far:\n", p.current);
@@ -358,7 +363,7 @@ static int run_vm(int kvm_fd, const struct load_opts *o, bool *stopped)
 			     2 * p.passes * (o->mem / LOAD_PAGE_SIZE) * o->vcpus);
 	report_kvm_stats(&vm);
 out:
-	uffd_stop(); /* (none running: nothing to do) */
+	uffd_stop(NULL); /* (after a failed setup; else nothing to do) */
 	vm_destroy(&vm);
 	*stopped = res == PASS_STOPPED;
 	return res == PASS_FAILED ? 1 : 0;

@@ -25,6 +25,9 @@ static struct {
 	int stop[2]; /* a pipe: its write end closed, the thread returns */
 	pthread_t thread;
 	bool started;
+	bool failed;   /* the thread stopped on an error: the run fails */
+	bool stopping; /* uffd_stop() asked it to */
+	__u64 len;     /* the registered range's */
 	uint64_t copies;
 	char page[LOAD_PAGE_SIZE] __attribute__((aligned(LOAD_PAGE_SIZE))); /* zeroes */
 } uf = {.fd = -1, .stop = {-1, -1}};
@@ -38,13 +41,17 @@ static int supply(const struct uffd_msg *msg)
 		.len = LOAD_PAGE_SIZE,
 	};
 
-	/* EEXIST: another fault on the page had it supplied first */
-	if (ioctl(uf.fd, UFFDIO_COPY, &copy) && errno != EEXIST) {
-		elog("--uffd: UFFDIO_COPY: %s", strerror(errno));
-		return -1;
+	struct uffdio_range page = {.start = copy.dst, .len = LOAD_PAGE_SIZE};
+
+	if (!ioctl(uf.fd, UFFDIO_COPY, &copy)) {
+		uf.copies++;
+		return 0;
 	}
-	uf.copies++;
-	return 0;
+	/* another fault's message had the page supplied first: wake this one's waiter */
+	if (errno == EEXIST && !ioctl(uf.fd, UFFDIO_WAKE, &page))
+		return 0;
+	elog("--uffd: %s: %s", errno == EEXIST ? "UFFDIO_WAKE" : "UFFDIO_COPY", strerror(errno));
+	return -1;
 }
 
 static void *uffd_thread(void *arg)
@@ -75,6 +82,23 @@ static void *uffd_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * The thread stopped on an error: the memory goes back to ordinary faults
+ * (unregistering wakes the faults waiting in it), or its vCPUs would wait
+ * in KVM for good; the run fails.
+ */
+static void *uffd_thread_main(void *arg)
+{
+	struct uffdio_range all = {.start = (__u64)(uintptr_t)arg, .len = uf.len};
+
+	uffd_thread(NULL);
+	if (!__atomic_load_n(&uf.stopping, __ATOMIC_ACQUIRE)) {
+		uf.failed = true;
+		ioctl(uf.fd, UFFDIO_UNREGISTER, &all);
+	}
+	return NULL;
+}
+
 int uffd_start(struct vm *vm)
 {
 	struct uffdio_api api = {.api = UFFD_API};
@@ -85,6 +109,8 @@ int uffd_start(struct vm *vm)
 	int err;
 
 	uf.copies = 0; /* each VM of --vms counts its own */
+	uf.failed = uf.stopping = false;
+	uf.len = vm->test_size;
 	uf.fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (uf.fd < 0) {
 		elog("--uffd: userfaultfd: %s%s", strerror(errno),
@@ -99,7 +125,7 @@ int uffd_start(struct vm *vm)
 		elog("--uffd: pipe: %s", strerror(errno));
 		goto fail;
 	}
-	err = pthread_create(&uf.thread, NULL, uffd_thread, NULL);
+	err = pthread_create(&uf.thread, NULL, uffd_thread_main, vm->test_mem);
 	if (err) {
 		elog("--uffd: cannot start its thread: %s", strerror(err));
 		goto fail;
@@ -108,13 +134,14 @@ int uffd_start(struct vm *vm)
 	uf.started = true;
 	return 0;
 fail:
-	uffd_stop();
+	uffd_stop(NULL);
 	return -1;
 }
 
-uint64_t uffd_stop(void)
+int uffd_stop(uint64_t *copies)
 {
 	if (uf.started) {
+		__atomic_store_n(&uf.stopping, true, __ATOMIC_RELEASE);
 		close(uf.stop[1]);
 		uf.stop[1] = -1;
 		pthread_join(uf.thread, NULL);
@@ -129,5 +156,7 @@ uint64_t uffd_stop(void)
 	if (uf.fd >= 0)
 		close(uf.fd);
 	uf.fd = -1;
-	return uf.copies;
+	if (copies)
+		*copies = uf.copies;
+	return uf.failed ? -1 : 0;
 }

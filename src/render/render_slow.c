@@ -3,6 +3,7 @@
  * kvmmmu-hist --slower: one line per fault that took at least that long, as
  * bcc's ext4slower prints its slow operations, and the same as CSV rows.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -69,7 +70,11 @@ static void render_slow_stack(FILE *f, const struct slow_fault *s)
 	fprintf(f, "    off the CPU %.3f ms, the longest wait %.3f ms, in:\n",
 		(double)r->offcpu_ns / 1e6, (double)r->offcpu_max_ns / 1e6);
 	if (!frame) {
-		fprintf(f, "        (its stack was not kept: the stack map had no room)\n");
+		/* bpf_get_stackid()'s error, or a stack user space could not read */
+		fprintf(f, "        (its stack was not kept: %s)\n",
+			r->stack_id == -EEXIST	 ? "another stack held its slot in the stack map"
+			: r->stack_id == -ENOMEM ? "the stack map was full"
+						 : "it could not be read");
 		return;
 	}
 	while (*frame) {

@@ -336,7 +336,24 @@ void session_print_held_names(const struct session *s, FILE *f, const char *pref
 
 int session_take_slow(struct session *s, struct slow_faults *out)
 {
-	return faults_source_take_slow(&s->c.faults, out);
+	/* BPF's pid filter already kept only the traced (-p PIDs, a command's tree) */
+	bool all = s->c.opts.filter_pids || (!s->opts.n_specs && !s->opts.command);
+	size_t from = out->n, kept = from;
+	int err = faults_source_take_slow(&s->c.faults, out);
+
+	/*
+	 * -p NAME traces every process in BPF (a name is matched in user space):
+	 * the slow faults of the VMs it does not select go, as their figures do
+	 * (retain_traced)
+	 */
+	for (size_t i = from; i < out->n; i++) {
+		if (all || session_is_traced(s, (int)out->items[i].rec.tgid))
+			out->items[kept++] = out->items[i];
+		else
+			free(out->items[i].stack);
+	}
+	out->n = kept;
+	return err;
 }
 
 void session_trim_timeline(struct session *s)

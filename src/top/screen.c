@@ -336,6 +336,8 @@ static void draw_vcpu(struct top *t, int y)
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_NX]);
 	if (t->show_slow) {
 		buf = top_slow_text(t);
+		if (!buf)
+			return;
 	} else {
 		mem = open_memstream(&buf, &len);
 		if (!mem)

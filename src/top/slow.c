@@ -16,6 +16,8 @@ static void trim(struct slow_faults *kept, size_t max)
 {
 	size_t drop = kept->n > max ? kept->n - max : 0;
 
+	if (!drop)
+		return; /* (nothing kept yet: items may be NULL) */
 	for (size_t i = 0; i < drop; i++)
 		free(kept->items[i].stack);
 	memmove(kept->items, kept->items + drop, (kept->n - drop) * sizeof(*kept->items));

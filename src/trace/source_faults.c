@@ -404,9 +404,12 @@ static int open_faults(struct faults_source *fs, const enum attach_kind func_kin
 	/* a page when unused; with --slower room for 7000 records between two drains */
 	bpf_map__set_max_entries(fs->skel->maps.slow_faults,
 				 fs->opts->slower_ns ? 1 << 20 : (__u32)sysconf(_SC_PAGESIZE));
-	/* distinct stacks: a run's slow faults wait in a few places, not thousands */
+	/*
+	 * Distinct stacks (8 MiB): vCPU threads wait in a few hundred places, not
+	 * thousands; a stack whose hash slot another holds is not kept (-EEXIST)
+	 */
 	bpf_map__set_max_entries(fs->skel->maps.slow_stack_traces,
-				 fs->opts->slow_stacks ? 4096 : 1);
+				 fs->opts->slow_stacks ? 16384 : 1);
 	/* a program with a way around its failure to load is watched */
 	for (size_t i = 0; i < N_FUNC + N_TP; i++) {
 		struct probe_progs pp = progs_of(fs, i);

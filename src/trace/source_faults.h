@@ -49,9 +49,8 @@ struct faults_source {
 	struct retired_thread *retired;
 	size_t n_retired, cap_retired;
 	struct slow_faults slow;      /* --slower: reported, not taken yet */
-	struct kernel_symbols *ksyms; /* --stack: their frames' names, read at the first */
-	bool ksyms_tried;
-	double mono_to_wall; /* add to bpf_ktime_get_ns() seconds to get wall time */
+	struct kernel_symbols *ksyms; /* --stack: their frames' names; NULL: addresses */
+	double mono_to_wall;	      /* add to bpf_ktime_get_ns() seconds to get wall time */
 };
 
 /*

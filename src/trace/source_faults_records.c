@@ -35,14 +35,6 @@ static char *slow_stack(struct faults_source *fs, __s32 id)
 
 	if (id < 0 || bpf_map_lookup_elem(bpf_map__fd(fs->skel->maps.slow_stack_traces), &id, ips))
 		return NULL;
-	if (!fs->ksyms_tried) {
-		fs->ksyms_tried = true;
-		fs->ksyms = kernel_symbols_load(NULL);
-		if (!fs->ksyms)
-			elog("warning: /proc/kallsyms: %s: stacks are shown as addresses",
-			     errno == ENOENT ? "no addresses shown (kptr_restrict)"
-					     : strerror(errno));
-	}
 	for (n = 0; n < KVMMMU_STACK_DEPTH && ips[n]; n++) {
 		kernel_symbols_name(fs->ksyms, ips[n], frame, sizeof(frame));
 		if (!strncmp(frame, "__schedule+", 11))
@@ -100,6 +92,11 @@ int faults_source_watch_slow(struct faults_source *fs)
 			       fs);
 	if (err)
 		elog("cannot read the slow-fault ring buffer: %s", strerror(-err));
+	/* --stack: the frames' names, read now, not while records wait to be drained */
+	if (!err && fs->opts->slow_stacks && !(fs->ksyms = kernel_symbols_load(NULL)))
+		elog("warning: /proc/kallsyms: %s: stacks are shown as addresses, the "
+		     "scheduler's and tracers' frames with them",
+		     errno == ENOENT ? "no addresses shown (kptr_restrict)" : strerror(errno));
 	return err;
 }
 

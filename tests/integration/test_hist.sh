@@ -542,9 +542,11 @@ check hist/stack-uffd-waits "records $records (lost $lost), $in_uffd waited in h
 bad=$(awk -F, '!/^#/ && $5 == "slow" { k = $1 "," $2 "," $4 }
 	$6 == "slow_fault_offcpu_ns" { off[k] = $8 } $6 == "slow_fault_offcpu_max_ns" { mx[k] = $8 }
 	$6 == "slow_fault_ns" { ns[k] = $8 } $6 == "slow_fault_stack" { st[k] = 1 }
-	END { n = 0; for (k in ns) if (!(k in off) || mx[k] > off[k] || off[k] > ns[k] || (k in st) != (mx[k] > 0)) n++; print n }' "$TMP/uf.csv")
+	END { n = 0; for (k in ns) if (!(k in off) || mx[k] > off[k] || off[k] > ns[k] || ((k in st) && !(mx[k] > 0))) n++; print n }' "$TMP/uf.csv")
 check hist/stack-offcpu-within-fault "$bad records whose time off the CPU is not within their time" \
 	eval '[ "$records" -ge 1 ] && [ "$bad" = 0 ]'
+# the frames are text in the le column: kvmmmu's reader takes them there alone
+check hist/stack-csv-valid "$("$CSVLINT" "$TMP/uf.csv" 2>&1 | head -3)" "$CSVLINT" "$TMP/uf.csv"
 check hist/stack-lines "$(grep -m1 -A6 '^    off the CPU [0-9]' "$TMP/uf.out")" \
 	eval 'grep -q "^    off the CPU [0-9.]* ms, the longest wait [0-9.]* ms, in:$" "$TMP/uf.out" &&
 		grep -q "^        handle_userfault+0x[0-9a-f]*$" "$TMP/uf.out" && ! grep -q "bpf_trampoline" "$TMP/uf.out" &&

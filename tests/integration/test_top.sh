@@ -340,8 +340,11 @@ check top/screen-slow-list "$(screen | sed -n 10,16p)" \
 		wait_screen "^[0-9:.]* top-tui  *[0-9]*  *[01] "'
 # the vCPU's own: the VCPU column is the vCPU the view shows
 v=$(screen | awk '/^slow faults of vCPU/ { sub(/,$/, "", $5); print $5; exit }')
-others=$(screen | awk -v v="$v" '$1 ~ /^[0-9][0-9]:/ && $2 == "top-tui" && $4 != v' | wc -l)
-check top/screen-slow-only-this-vcpu "vCPU $v, $others lines of another" test -n "$v" -a "$others" = 0
+frame=$(screen)
+mine=$(awk -v v="$v" '$1 ~ /^[0-9][0-9]:/ && $2 == "top-tui" && $4 == v' <<<"$frame" | wc -l)
+others=$(awk -v v="$v" '$1 ~ /^[0-9][0-9]:/ && $2 == "top-tui" && $4 != v' <<<"$frame" | wc -l)
+check top/screen-slow-only-this-vcpu "vCPU $v: $mine lines of it, $others of another" \
+	test -n "$v" -a "$mine" -gt 0 -a "$others" = 0
 tmux send-keys -t kvmmmu-top q
 check top/screen-slow-quit "$(screen | tail -3)" wait_screen '^TOP-SLOW-DONE'
 tmux kill-session -t kvmmmu-top
@@ -353,7 +356,9 @@ wait $l1 2>/dev/null
 "$TOP" -b -d 0.5 --slower 0.001 --stack -p top-uffd >"$TMP/top-slow.out" 2>&1 &
 tp=$!
 wait_grep "$TMP/top-slow.out" 'kvmmmu-top: '
-"$LOAD" --name top-uffd --vcpus 1 --mem 1M --uffd >/dev/null 2>&1
+"$LOAD" --name top-uffd --vcpus 1 --mem 1M --uffd >"$TMP/top-uffd.out" 2>&1
+lrc=$?
+check top/batch-slow-load-exit-0 "exit $lrc: $(tail -2 "$TMP/top-uffd.out")" test $lrc = 0
 check top/batch-slow-stacks "$(grep -m3 -A3 '^    off the CPU [0-9]' "$TMP/top-slow.out")" \
 	screen_until grep -q '^        handle_userfault+0x' "$TMP/top-slow.out"
 kill -INT $tp

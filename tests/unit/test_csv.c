@@ -145,6 +145,13 @@ static void rejects(void **state)
 		{"1,2,c,0,,m,,1\n", "line 4: source is empty"},
 		{"1,2,c,0,bpf,,,1\n", "line 4: metric is empty"},
 		{"1,2,c,0,bpf,m,big,1\n", "line 4: le 'big' is neither empty, a number nor +Inf"},
+		/* a stack frame is text in slow_fault_stack rows only, and never empty */
+		{"1,2,c,0,bpf,slow_fault_stack,schedule+0x27,0\n",
+		 "line 4: le 'schedule+0x27' is neither empty, a number nor +Inf"},
+		{"1,2,c,0,slow,slow_fault_ns,schedule+0x27,0\n",
+		 "line 4: le 'schedule+0x27' is neither empty, a number nor +Inf"},
+		{"1,2,c,0,slow,slow_fault_stack,,0\n",
+		 "line 4: slow_fault_stack without its frame (le is empty)"},
 		{"1,2,\"c,0,bpf,m,,1\n", "line 4: unterminated quoted field"},
 		{"1,2,\"c\"x,0,bpf,m,,1\n", "line 4: text after a closing quote"},
 		{"1,2,c\"d,0,bpf,m,,1\n", "line 4: quote inside an unquoted field"},
