@@ -17,6 +17,7 @@ enum {
 	OPT_PHASES,
 	OPT_SLOWER,
 	OPT_STACK,
+	OPT_REGION,
 };
 
 const char *argp_program_version = "kvmmmu-top " KVMMMU_VERSION;
@@ -26,7 +27,7 @@ static const char doc[] =
 	"paths, latency, mmu_lock waits.\n"
 	"\n"
 	"USAGE: kvmmmu-top [-p PID|NAME]... [-d SECS] [-s KEY] [-b [-n COUNT] [--per-vcpu]] "
-	"[--since-start] [--phases] [--slower MS [--stack]] [--csv FILE]\n"
+	"[--since-start] [--phases] [--slower MS [--stack]] [--region SIZE] [--csv FILE]\n"
 	"\v"
 	"KEYS: Enter a VM's vCPUs, then a vCPU's histogram, Esc back; / or f filter by name; "
 	"Up/Down select; < > sort column, i invert; "
@@ -61,6 +62,10 @@ static const struct argp_option options[] = {
 	 0},
 	{"stack", OPT_STACK, NULL, 0,
 	 "With --slower: and where each waited longest off the CPU, as a kernel stack", 0},
+	{"region", OPT_REGION, "SIZE", 0,
+	 "Hot regions of SIZE (a power of two, 4K to 1T) in a VM's view (and with --per-vcpu): "
+	 "its most faulted memslot regions; costs a hash update a fault",
+	 0},
 	{"verbose", 'v', NULL, 0,
 	 "Show libbpf's messages; batch mode: what the session keeps, at each frame", 0},
 	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
@@ -116,6 +121,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_STACK:
 		env->slow_stacks = true;
 		break;
+	case OPT_REGION: {
+		uint64_t bytes;
+
+		if (parse_size(arg, &bytes) || bytes < 4096 || bytes > (1ULL << 40) ||
+		    (bytes & (bytes - 1)))
+			usage_error("--region '%s': expected a power of two from 4K to 1T", arg);
+		env->region_shift = (unsigned int)__builtin_ctzll(bytes);
+		break;
+	}
 	case 'v':
 		env->verbose = true;
 		break;

@@ -16,11 +16,12 @@ struct top_env {
 	bool batch;		     /* -b, or stdout is not a terminal */
 	long count;		     /* -n: frames, 0: until quit */
 	enum top_sort sort;
-	bool since_start;   /* counts since the start, not per second */
-	bool per_vcpu;	    /* batch: each VM's vCPU rows under it */
-	bool phases;	    /* --phases: where the faults' time goes, in the vCPU view */
-	uint64_t slower_ns; /* --slower: record faults at least this long; 0: off */
-	bool slow_stacks;   /* --stack: ... with the stack of their longest wait */
+	bool since_start;	   /* counts since the start, not per second */
+	bool per_vcpu;		   /* batch: each VM's vCPU rows under it */
+	bool phases;		   /* --phases: where the faults' time goes, in the vCPU view */
+	uint64_t slower_ns;	   /* --slower: record faults at least this long; 0: off */
+	bool slow_stacks;	   /* --stack: ... with the stack of their longest wait */
+	unsigned int region_shift; /* --region: log2 of a hot region's size; 0: off */
 	const char *csv_path;
 	bool verbose;
 	char *command_line;

@@ -186,6 +186,14 @@ const struct snapshot *top_ref(const struct top *t, double *dt)
 	return ref;
 }
 
+void top_print_regions(FILE *f, const struct top *t, int pid, int vm_index)
+{
+	const struct vm_row *vm = t->have_prev ? model_find_vm(&t->prev.m, pid, vm_index) : NULL;
+
+	if (t->env.region_shift && vm)
+		render_regions(f, &t->prev, vm);
+}
+
 void top_reset(struct top *t)
 {
 	if (t->have_base)
@@ -222,6 +230,7 @@ static void print_frame(struct top *t)
 				continue;
 			printf("  vCPUs of %s (pid %d):\n", t->table.rows[i].name, pid);
 			top_print_table(stdout, &vcpus);
+			top_print_regions(stdout, t, pid, t->table.rows[i].vm_index);
 		}
 		top_table_free(&vcpus);
 	}
@@ -328,6 +337,7 @@ int main(int argc, char **argv)
 		.phases = t.env.phases,
 		.slower_ns = t.env.slower_ns,
 		.slow_stacks = t.env.slow_stacks,
+		.region_shift = t.env.region_shift,
 		.kvm_stats = false,
 		.specs = t.env.session.specs,
 		.n_specs = t.env.session.n_specs,

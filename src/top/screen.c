@@ -352,6 +352,23 @@ static void draw_vcpu(struct top *t, int y)
 	refresh();
 }
 
+/* --region: in a VM's view, under its vCPUs, its most faulted regions, as many as fit. */
+static void draw_regions(const struct top *t, int y)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+
+	if (!mem)
+		return;
+	top_print_regions(mem, t, t->vm_pid, t->vm_index);
+	fclose(mem);
+	for (line = buf ? strtok_r(buf, "\n", &save) : NULL; line && y < LINES - 2;
+	     line = strtok_r(NULL, "\n", &save))
+		mvaddnstr(y++, 0, line, COLS - 1);
+	free(buf);
+}
+
 /* How the functions are probed: the first attached function probe says. */
 static const char *probe_mode(const struct snapshot *s)
 {
@@ -488,6 +505,8 @@ void screen_draw(struct top *t)
 	if (!tb->n)
 		put(y++, 0, "  no KVM MMU faults seen yet%s",
 		    t->env.session.n_specs ? " in the VMs -p selects" : "");
+	if (t->vm_pid > 0)
+		draw_regions(t, y + 1);
 	attron(A_BOLD);
 	draw_row(LINES - 1, tb, &tb->total, false);
 	attroff(A_BOLD);

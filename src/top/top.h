@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "args.h"
 #include "csv.h"
@@ -69,6 +70,8 @@ int top_slow_take(struct top *t);
 /* The vCPU view's slow faults, newest first, as text to draw (malloc'ed; NULL: no memory). */
 char *top_slow_text(const struct top *t);
 void top_slow_free(struct top *t);
+/* --region: VM VM_INDEX of PID's most faulted regions (since the start), as text, onto F. */
+void top_print_regions(FILE *f, const struct top *t, int pid, int vm_index);
 /* '/' or 'f': show the VMs whose name matches REGEX ("" for all); -EINVAL if not a regex. */
 int top_set_filter(struct top *t, const char *regex);
 

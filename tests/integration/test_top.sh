@@ -326,12 +326,16 @@ check top/unknown-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames
 	eval 'screen | grep -q "^TERM-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] && grep -q "batch frames instead" "$TMP/term.err"'
 # --slower: l in a vCPU's view lists that vCPU's slow faults, newest first
 # (at 1 us, every timed fault); outside one, l says where it works
-sh_run "clear; $TOP -p top-tui --slower 0.001 -d 0.5; echo TOP-SLOW-DONE"
+# (with --region 4M: a VM's view lists its most faulted regions under its vCPUs)
+sh_run "clear; $TOP -p top-tui --slower 0.001 --region 4M -d 0.5; echo TOP-SLOW-DONE"
 wait_screen '^top-tui  '
 tmux send-keys -t kvmmmu-top l
 check top/screen-slow-where "$(screen | sed -n 4p)" wait_screen "^l: a vCPU's slow faults, in its view"
 tmux send-keys -t kvmmmu-top Enter
 wait_screen '^CPU 1/KVM'
+check top/screen-vm-regions "$(screen | sed -n 8,14p)" \
+	eval 'wait_screen "^    hot regions (4 MiB each, since the start; [0-9]* faults in all):" &&
+		wait_screen "^      memslot [-0-9]*  *\[0x[0-9a-f]*, 0x[0-9a-f]*)  *[0-9]*  *[0-9.]*%"'
 tmux send-keys -t kvmmmu-top Enter
 wait_screen '^  ret_pf_fixed '
 tmux send-keys -t kvmmmu-top l
@@ -350,6 +354,25 @@ check top/screen-slow-quit "$(screen | tail -3)" wait_screen '^TOP-SLOW-DONE'
 tmux kill-session -t kvmmmu-top
 kill $l1 2>/dev/null
 wait $l1 2>/dev/null
+
+# batch frames with --per-vcpu --region: each VM's hot regions under its vCPUs
+# (kvmmmu-load's test memory is at 4 GiB, memslot 1; its dirty-log passes
+# fault all along: through the slow path under shadow paging, the fast path,
+# memslot not known, under nested paging)
+"$LOAD" --name top-reg --vcpus 1 --mem 16M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
+lr=$!
+wait_vm $lr
+"$TOP" -b -d 0.5 --per-vcpu --region 4M -p top-reg >"$TMP/top-reg.out" 2>&1 &
+tp=$!
+check top/batch-regions "$(grep -A5 'hot regions' "$TMP/top-reg.out" | tail -6)" \
+	wait_grep "$TMP/top-reg.out" '^      memslot (1|-) +\[0x10[0-9a-f]{7}, 0x10[0-9a-f]{7}\) +[0-9]+ +[0-9.]+%'
+check top/batch-regions-header "$(grep -m1 'hot regions' "$TMP/top-reg.out")" \
+	grep -q '^    hot regions (4 MiB each, since the start; [0-9]* faults in all):' "$TMP/top-reg.out"
+kill -INT $tp
+wait $tp 2>/dev/null
+kill $lr 2>/dev/null
+wait $lr 2>/dev/null
+one_line_error top/bad-region-size 2 "$TOP" --region 3M
 
 # batch frames with --slower --stack: each frame's new slow faults under it,
 # with where they waited: a VM whose memory arrives through userfaultfd
