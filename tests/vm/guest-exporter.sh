@@ -44,7 +44,10 @@ if want exporter; then
 	# scrapes a second apart while a VM runs (rates), and another turns dirty
 	# logging on and off between them (annotations): the host replays them
 	# to a Prometheus and runs the dashboards' queries over these families
-	kvmmmu-load --name exp-live --vcpus 2 --mem 16M --dirty-log 1 --duration 12 >/dev/null 2>&1 &
+	# (exp-live runs until the last scrape: with --duration 12 it had exited
+	# by the eighth when emitting the scrapes to the console was slow, and a
+	# last scrape with no VM left the dashboards' instant queries empty)
+	kvmmmu-load --name exp-live --vcpus 2 --mem 16M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 	lp=$!
 	for i in 1 2 3 4 5 6 7 8; do
 		sleep 1
@@ -52,6 +55,10 @@ if want exporter; then
 		emit $T/exporter-replay-$i.txt
 		[ $i = 2 ] && kvmmmu-load --name exp-toggle --vcpus 1 --mem 64M --dirty-log 4 >/dev/null 2>&1 &
 	done
+	check $g/replays-show-the-live-vm "$(grep -c '^kvmmmu_vm_info{vm="exp-live"' $T/exporter-replay-8.txt) in the last" \
+		eval 'grep -q "^kvmmmu_vm_info{vm=\"exp-live\"" $T/exporter-replay-1.txt &&
+			grep -q "^kvmmmu_vm_info{vm=\"exp-live\"" $T/exporter-replay-8.txt'
+	kill $lp
 	wait $lp
 	kill $ep
 	wait $ep
