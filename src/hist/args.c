@@ -150,16 +150,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_LABEL:
 		env->label = arg;
 		break;
-	case OPT_REGION: {
-		uint64_t bytes;
-
-		if (parse_size(arg, &bytes) || bytes < 4096 || bytes > (1ULL << 40) ||
-		    (bytes & (bytes - 1)))
+	case OPT_REGION:
+		if (parse_region_shift(arg, &env->region_shift))
 			usage_error(state, "--region '%s': expected a power of two from 4K to 1T",
 				    arg);
-		env->region_shift = (unsigned int)__builtin_ctzll(bytes);
 		break;
-	}
 	case OPT_SLOWER:
 		if (parse_millis_ns(arg, &env->slower_ns))
 			usage_error(state,

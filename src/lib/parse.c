@@ -94,3 +94,13 @@ int parse_millis_ns(const char *s, uint64_t *ns)
 		*ns = (uint64_t)(ms * 1e6 + 0.5);
 	return err;
 }
+
+int parse_region_shift(const char *s, unsigned int *shift)
+{
+	uint64_t bytes;
+
+	if (parse_size(s, &bytes) || bytes < 4096 || bytes > (1ULL << 40) || (bytes & (bytes - 1)))
+		return -EINVAL;
+	*shift = (unsigned int)__builtin_ctzll(bytes);
+	return 0;
+}

@@ -7,6 +7,8 @@
 
 /* "64M", "1G", "4096", "2k": binary multiples, case-insensitive, optional "iB"/"B". */
 int parse_size(const char *s, uint64_t *bytes);
+/* --region SIZE: a power of two from 4K to 1T, as its log2 into *SHIFT; 0, or -EINVAL. */
+int parse_region_shift(const char *s, unsigned int *shift);
 /* Decimal integer within [min, max]. */
 int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /*
