@@ -61,7 +61,12 @@ static __always_inline void count_region(struct kvmmmu_thread_stats *s, __u64 gp
 				      .region = gpa >> (region_shift & 63),
 				      .tgid = bpf_get_current_pid_tgid() >> 32,
 				      .slot = slot};
+	struct kvmmmu_vm_birth *b = bpf_map_lookup_elem(&vm_births, &k.kvm);
 	__u64 one = 1, *n;
+
+	/* counted apart between two timeline events of the VM (mmu_events.bpf.c) */
+	if (b && b->tgid == k.tgid && b->born_ns == k.kvm_born)
+		k.epoch = b->epoch;
 
 	n = bpf_map_lookup_elem(&region_faults, &k);
 	if (n)

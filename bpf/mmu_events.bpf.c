@@ -128,6 +128,30 @@ static __always_inline __u64 faults_so_far(__u32 tgid, __u64 kvm, __u64 kvm_born
 	return ctx.faults;
 }
 
+/*
+ * The VM's timeline events so far, this one counted (0: VM not known).
+ * --metric regions counts the faults between two of its events apart
+ * (struct kvmmmu_region_key), so that each event's storm has its regions.
+ * A VM made before tracing started is noted here, born 0 as vm_born() says.
+ */
+static __always_inline __u32 next_epoch(__u32 tgid, __u64 kvm, __u64 kvm_born)
+{
+	struct kvmmmu_vm_birth *b, fresh = {.born_ns = kvm_born, .tgid = tgid};
+
+	if (!kvm)
+		return 0;
+	b = bpf_map_lookup_elem(&vm_births, &kvm);
+	if (!b && !kvm_born) {
+		bpf_map_update_elem(&vm_births, &kvm, &fresh, BPF_NOEXIST);
+		b = bpf_map_lookup_elem(&vm_births, &kvm);
+	}
+	if (!b || b->tgid != tgid || b->born_ns != kvm_born)
+		return 0;
+	/* one VM's ioctls rarely race; when they do, both events may read the same */
+	__sync_fetch_and_add(&b->epoch, 1);
+	return b->epoch;
+}
+
 static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 now, long ret,
 				 __u64 kvm, __u64 kvm_born)
 {
@@ -147,10 +171,11 @@ static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 n
 	e->gpa = c ? c->gpa : 0;
 	e->size = c ? c->size : 0;
 	e->ret = (__s32)ret;
-	e->pad = 0;
 	e->kvm = kvm;
 	e->kvm_born = kvm_born;
+	/* the faults so far, then the next gap: a fault between the two is in neither count */
 	e->faults = faults_so_far(e->tgid, kvm, kvm_born);
+	e->epoch = next_epoch(e->tgid, kvm, kvm_born);
 	bpf_ringbuf_submit(e, 0);
 }
 

@@ -212,7 +212,7 @@ struct kvmmmu_thread_id {
 struct kvmmmu_vm_birth {
 	__u64 born_ns; /* bpf_ktime_get_ns() at KVM_CREATE_VM's return */
 	__u32 tgid;    /* the process that made it */
-	__u32 pad;
+	__u32 epoch;   /* its timeline events so far: --metric regions counts each gap apart */
 };
 
 /* What the thread_news ring buffer says of a traced thread. */
@@ -365,7 +365,8 @@ struct kvmmmu_event {
 	__u32 kind;
 	__u32 slot;
 	__s32 ret;
-	__u32 pad;
+	__u32 epoch;	/* the VM's events so far, this one included (0: VM not known); faults
+			   between this and its previous event are counted in regions of EPOCH - 1 */
 	__u64 kvm;	/* the VM the call was for (struct kvm), 0 when not known */
 	__u64 kvm_born; /* ... and when it was made (struct kvmmmu_thread_id) */
 };
@@ -395,7 +396,9 @@ struct kvmmmu_region_key {
 	__u64 kvm_born;
 	__u64 region; /* the GPA >> region_shift */
 	__u32 tgid;
-	__s32 slot; /* the memslot's id; -1: not known (a fast-path fault) */
+	__s32 slot;  /* the memslot's id; -1: not known (a fast-path fault) */
+	__u32 epoch; /* the VM's timeline events before the fault (struct kvmmmu_vm_birth) */
+	__u32 pad;
 };
 
 /* The phases of a fault, in the order they come (--metric phases, --slower). */

@@ -6,6 +6,7 @@
 #ifndef KVMMMU_REGIONS_H
 #define KVMMMU_REGIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -13,6 +14,7 @@ struct region_count {
 	int pid;
 	int vm_index; /* which of the process's VMs (1: its first) */
 	__s32 slot;   /* the memslot's id; -1: not known (a fast-path fault) */
+	__u32 epoch;  /* a storm's: the VM's timeline events before its faults; else 0 */
 	__u64 base;   /* the region's first GPA */
 	__u64 faults;
 };
@@ -25,6 +27,13 @@ struct regions {
 
 /* Appends one region's count; 0 or -ENOMEM. */
 int regions_add(struct regions *r, const struct region_count *c);
+/* Appends SRC's counts; 0 or -ENOMEM. */
+int regions_add_all(struct regions *r, const struct regions *src);
+/* One count per VM, epoch, memslot and region, in that order: equal ones are added up. */
+void regions_merge(struct regions *r);
+/* Keeps the counts KEEP(C, CTX) says to keep; returns how many went. */
+size_t regions_filter(struct regions *r, bool (*keep)(const struct region_count *c, void *ctx),
+		      void *ctx);
 /* VM (PID, VM_INDEX)'s regions, most faults first, into OUT (at most MAX): how many. */
 size_t regions_top(const struct regions *r, int pid, int vm_index, const struct region_count **out,
 		   size_t max);

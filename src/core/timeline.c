@@ -27,10 +27,12 @@ int timeline_append(struct timeline *x, const struct kvmmmu_event *ev, int vm_in
 			break;
 		}
 	}
-	t[x->n].ev = *ev;
-	t[x->n].vm_index = vm_index;
-	t[x->n].wall = wall;
-	t[x->n].faults_between = ev->faults >= before ? ev->faults - before : 0;
+	t[x->n] = (struct timeline_event){
+		.ev = *ev,
+		.vm_index = vm_index,
+		.wall = wall,
+		.faults_between = ev->faults >= before ? ev->faults - before : 0,
+	};
 	x->n++;
 	return 0;
 }

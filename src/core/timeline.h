@@ -7,13 +7,24 @@
 #ifndef KVMMMU_TIMELINE_H
 #define KVMMMU_TIMELINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
 
 #include "kvmmmu.h"
 
-/* Events kept (88 bytes each): past it, the oldest go (timeline_cap). */
+/* Events kept (192 bytes each): past it, the oldest go (timeline_cap). */
 #define TIMELINE_MAX_EVENTS 65536
+
+/* The regions an event's storm is shown in: the most faulted. */
+#define TIMELINE_STORM_REGIONS 3
+
+/* A region of the guest's memory, and the faults in it between two events. */
+struct storm_region {
+	__u64 base; /* its first GPA (struct regions' size: how large) */
+	__u64 faults;
+	__s32 slot; /* the memslot's id; -1: not known (a fast-path fault) */
+};
 
 /* A timeline event, with wall-clock time and the faults since the VM's previous event. */
 struct timeline_event {
@@ -21,6 +32,16 @@ struct timeline_event {
 	int vm_index;	      /* which of process ev.tgid's VMs (1: its first) */
 	double wall;	      /* seconds since the epoch */
 	__u64 faults_between; /* faults since the previous event of the same VM */
+	/*
+	 * --metric regions: where those faults were, the most faulted regions
+	 * first, and the faults of all regions (which can differ from
+	 * faults_between by a fault in flight at the event, or one that
+	 * requested no SPTE). storm_known: counted for this event.
+	 */
+	struct storm_region storm[TIMELINE_STORM_REGIONS];
+	__u64 storm_faults;
+	unsigned int n_storm;
+	bool storm_known;
 };
 
 struct timeline {

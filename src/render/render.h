@@ -57,6 +57,8 @@ void render_phases(FILE *f, const struct figures *fg, const struct snapshot *sna
 
 /* --metric regions: VM's most faulted regions (text), every region's faults as CSV rows. */
 void render_regions(FILE *f, const struct snapshot *snap, const struct vm_row *vm);
+/* --metric regions: under a timeline event, the regions of the faults before it (SIZE each). */
+void render_storm(FILE *f, const struct timeline_event *t, __u64 size);
 int render_csv_regions(struct csv_writer *w, const struct snapshot *snap, struct csv_row *row,
 		       const struct vm_row *vm);
 /* kvmmmu-hist --slower: the column header, then one line per slow fault of L. */

@@ -98,6 +98,31 @@ static void put_figures(struct csv_ctx *x, const struct figures *f, const struct
 	}
 }
 
+/*
+ * --metric regions: where an event's faults before it were, in all regions
+ * (event_KIND_faults_before_regions) and in the most faulted ones, each with
+ * its first GPA in le, as region_faults_slot_N writes it.
+ */
+static void put_storm(struct csv_ctx *x, const struct timeline_event *t)
+{
+	const char *kind = timeline_kind_str(t->ev.kind);
+	char metric[80], base[24];
+
+	snprintf(metric, sizeof(metric), "event_%s_faults_before_regions", kind);
+	put(x, metric, NULL, t->storm_faults);
+	for (unsigned int i = 0; i < t->n_storm; i++) {
+		const struct storm_region *r = &t->storm[i];
+
+		if (r->slot < 0)
+			snprintf(metric, sizeof(metric), "event_%s_faults_before_fast_path", kind);
+		else
+			snprintf(metric, sizeof(metric), "event_%s_faults_before_slot_%d", kind,
+				 r->slot);
+		snprintf(base, sizeof(base), "%llu", (unsigned long long)r->base);
+		put(x, metric, base, r->faults);
+	}
+}
+
 /* The snapshot's new timeline events: event_KIND_ns (time taken) and event_KIND_faults_before. */
 static void put_timeline(struct csv_ctx *x, const struct snapshot *snap)
 {
@@ -122,6 +147,8 @@ static void put_timeline(struct csv_ctx *x, const struct snapshot *snap)
 		snprintf(metric, sizeof(metric), "event_%s_faults_before",
 			 timeline_kind_str(t->ev.kind));
 		put(x, metric, NULL, t->faults_between);
+		if (t->storm_known)
+			put_storm(x, t);
 	}
 }
 

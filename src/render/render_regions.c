@@ -2,7 +2,7 @@
 /*
  * --metric regions: where in guest memory a VM faults, per memslot and
  * guest-physical region, the most faulted first (text), and every region
- * and memslot (CSV).
+ * and memslot (CSV); and where a timeline event's faults before it were.
  */
 #include <stdio.h>
 
@@ -49,6 +49,26 @@ void render_regions(FILE *f, const struct snapshot *snap, const struct vm_row *v
 	}
 	if (!n)
 		fprintf(f, "      none\n");
+}
+
+void render_storm(FILE *f, const struct timeline_event *t, __u64 size)
+{
+	__u64 shown = 0;
+
+	for (unsigned int i = 0; i < t->n_storm; i++) {
+		const struct storm_region *r = &t->storm[i];
+		char slot[16];
+
+		snprintf(slot, sizeof(slot), r->slot < 0 ? "-" : "%d", r->slot);
+		fprintf(f, "%s memslot %s [0x%llx, 0x%llx) %llu", i ? "," : "                 in",
+			slot, (unsigned long long)r->base, (unsigned long long)(r->base + size),
+			(unsigned long long)r->faults);
+		shown += r->faults;
+	}
+	if (t->storm_faults > shown)
+		fprintf(f, ", %llu in other regions",
+			(unsigned long long)(t->storm_faults - shown));
+	fputc('\n', f);
 }
 
 int render_csv_regions(struct csv_writer *w, const struct snapshot *snap, struct csv_row *row,

@@ -444,6 +444,8 @@ static void render_timeline(FILE *f, const struct snapshot *snap, const struct v
 				(unsigned long long)(e->size >> 20));
 		fprintf(f, "  took %.3f ms  %llu faults before it\n", e->duration_ns / 1e6,
 			(unsigned long long)t->faults_between);
+		if (t->storm_known && t->storm_faults)
+			render_storm(f, t, snap->regions.size);
 	}
 }
 

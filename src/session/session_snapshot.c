@@ -89,6 +89,8 @@ int session_snapshot(struct session *s, struct snapshot *snap, bool final)
 	}
 	if (!err)
 		err = faults_source_read_regions(&s->c.faults, &snap->regions);
+	if (!err)
+		faults_source_take_storms(&s->c.faults, &s->c.events.timeline, s->timeline_seen);
 	if (!err && x->n) {
 		snap->timeline = malloc(x->n * sizeof(*snap->timeline));
 		err = snap->timeline ? 0 : -ENOMEM;

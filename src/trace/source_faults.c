@@ -680,6 +680,8 @@ void faults_source_close(struct faults_source *fs)
 	if (fs->lock_table)
 		munmap(fs->lock_table, sizeof(*fs->lock_table));
 	close_faults(fs);
+	regions_free(&fs->regions_done);
+	regions_free(&fs->storms);
 	slow_faults_free(&fs->slow);
 	kernel_symbols_free(fs->ksyms);
 	free(fs->retired);

@@ -21,6 +21,7 @@
 #include "kernel_symbols.h"
 #include "source.h"
 #include "threads.h"
+#include "timeline.h"
 
 struct faults_bpf;
 
@@ -48,6 +49,8 @@ struct faults_source {
 	struct kvmmmu_lock_table *lock_table; /* the mmu_locks map, mmap()ed; NULL if not */
 	struct retired_thread *retired;
 	size_t n_retired, cap_retired;
+	struct regions regions_done;  /* --metric regions: the ended epochs' counts, added up */
+	struct regions storms;	      /* ... and per epoch, until its event takes them */
 	struct slow_faults slow;      /* --slower: reported, not taken yet */
 	struct kernel_symbols *ksyms; /* --stack: their frames' names; NULL: addresses */
 	double mono_to_wall;	      /* add to bpf_ktime_get_ns() seconds to get wall time */
@@ -86,6 +89,14 @@ void faults_source_forget(struct faults_source *fs, int pid);
 int faults_source_watch_slow(struct faults_source *fs);
 /* --metric regions: every VM's faults per memslot and region so far, into OUT; 0 or -errno. */
 int faults_source_read_regions(struct faults_source *fs, struct regions *out);
+/*
+ * --metric regions: T's events from FROM on take their storms, the regions
+ * of their VM's faults since its previous event (after a read of them: an
+ * event's epoch has ended by then).
+ */
+void faults_source_take_storms(struct faults_source *fs, struct timeline *t, size_t from);
+/* --metric regions: PID's regions were reported and go. */
+void faults_source_forget_regions(struct faults_source *fs, int pid);
 /* --slower: moves the slow faults reported so far into OUT; 0 or -ENOMEM. */
 int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out);
 /* Runs of the fault programs the kernel skipped (recursion on one CPU), from their prog info. */

@@ -199,18 +199,9 @@ int faults_source_read(struct faults_source *fs, struct model *m, bool final)
 
 void faults_source_forget(struct faults_source *fs, int pid)
 {
-	int fd = bpf_map__fd(fs->skel->maps.region_faults);
-	struct kvmmmu_region_key k, next;
 	size_t kept = 0;
-	bool more;
 
-	/* --metric regions: its regions were reported; a long run's map must not fill */
-	for (more = fs->opts->region_shift && !bpf_map_get_next_key(fd, NULL, &k); more; k = next) {
-		more = !bpf_map_get_next_key(fd, &k, &next);
-		if ((int)k.tgid == pid)
-			bpf_map_delete_elem(fd, &k);
-	}
-
+	faults_source_forget_regions(fs, pid);
 	for (size_t i = 0; i < fs->n_retired; i++)
 		if ((int)fs->retired[i].key.tgid != pid)
 			fs->retired[kept++] = fs->retired[i];

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The faults object's records beside its per-thread figures: the slow
- * faults of --slower (a ring buffer) and the hot regions of --metric
- * regions (a hash of VM, memslot and region).
+ * faults of --slower (a ring buffer). The hot regions of --metric regions
+ * are read in source_faults_regions.c.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -98,37 +98,6 @@ int faults_source_watch_slow(struct faults_source *fs)
 		     "scheduler's and tracers' frames with them",
 		     errno == ENOENT ? "no addresses shown (kptr_restrict)" : strerror(errno));
 	return err;
-}
-
-struct read_regions {
-	struct faults_source *fs;
-	struct regions *out;
-};
-
-static int read_region(const void *key, const void *value, void *ctx)
-{
-	const struct kvmmmu_region_key *k = key;
-	struct read_regions *r = ctx;
-	struct region_count c = {
-		.pid = (int)k->tgid,
-		.vm_index = threads_vm_index(r->fs->threads, (int)k->tgid, k->kvm, k->kvm_born),
-		.slot = k->slot,
-		.base = k->region << r->fs->opts->region_shift,
-		.faults = *(const __u64 *)value,
-	};
-
-	return regions_add(r->out, &c);
-}
-
-int faults_source_read_regions(struct faults_source *fs, struct regions *out)
-{
-	struct read_regions r = {fs, out};
-
-	out->size = fs->opts->region_shift ? 1ULL << fs->opts->region_shift : 0;
-	if (!fs->opts->region_shift)
-		return 0;
-	return map_each(bpf_map__fd(fs->skel->maps.region_faults), sizeof(struct kvmmmu_region_key),
-			sizeof(__u64), read_region, &r);
 }
 
 int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out)

@@ -57,6 +57,32 @@ done
 check mmu/text-timeline "no timeline in the report" grep -q '^    timeline:' "$TMP/h.out"
 check mmu/text-dirty-log "no dirty-logging line" grep -q '^    dirty logging: on 1 ' "$TMP/h.out"
 
+# each fetch's storm by region (--region 4M): the test memory, 2 x 8 MiB at
+# 4 GiB, is four regions of 1,024 pages, each refaulting once a pass (4,096
+# faults before each fetch); the
+# regions hold every fault before the fetch (nested paging: up to 8 retried
+# before their request may have none)
+[ "$(host_mmu)" = shadow ] && slack=0 || slack=8
+"$HIST" --metric outcomes,timeline,regions --region 4M --csv "$TMP/st.csv" -- \
+	"$LOAD" --vcpus 2 --mem 8M --dirty-log 2 >"$TMP/st.out" 2>&1
+rc=$?
+before=$(events "$TMP/st.csv" event_get_dirty_log_faults_before)
+in_regions=$(events "$TMP/st.csv" event_get_dirty_log_faults_before_regions)
+# per fetch: its regions in the test memory (4 MiB index:faults)
+tops=$(awk -F, '!/^#/ && $5 == "bpf" && $6 ~ /^event_get_dirty_log_faults_before_(slot_[0-9]+|fast_path)$/ {
+		if ($1 != ts) { if (ts != "") printf "; "; ts = $1 }
+		if ($7 >= 4294967296 && $7 < 4311744512) printf "%d:%d ", $7 / 4194304 - 1024, $8
+		else printf "outside:%s ", $7 }' "$TMP/st.csv")
+check mmu/storm-regions-sum "exit $rc; before each fetch: '$before', in regions: '$in_regions' (slack $slack)" \
+	eval '[ $rc = 0 ] && [ "$before" = "4096 4096 " ] &&
+		set -- $in_regions && [ $# = 2 ] && [ "$1" -le 4096 ] && [ "$1" -ge $((4096 - slack)) ] &&
+		[ "$2" -le 4096 ] && [ "$2" -ge $((4096 - slack)) ]'
+check mmu/storm-regions-top "top regions of each fetch: $tops" \
+	eval 'echo "$tops" | grep -Eq "^([0-3]:10[12][0-9] ){3}; ([0-3]:10[12][0-9] ){3}$"'
+check mmu/storm-regions-text "$(grep -E '^ +in memslot' "$TMP/st.out")" \
+	eval '[ "$(grep -A1 "^ *+[0-9.]*s  get_dirty_log " "$TMP/st.out" |
+		grep -cE "^ +in memslot [0-9-]+ \[0x10[0-9a-f]{7}, 0x10[0-9a-f]{7}\) 10[12][0-9], .*, [0-9]+ in other regions$")" = 2 ]'
+
 # dirty logging turned on for a VM that ran before kvmmmu attached (a live
 # migration's start): the memslot's old flags come from the kernel, so it is
 # an enable and its later disable, not a memslot created
