@@ -84,6 +84,7 @@ else
 	TAKEN_MIN=$((2 * (PAGES + 1) + 4)) TAKEN_MAX=$((2 * (PAGES + 1) + 8))
 fi
 
+# shellcheck disable=SC2317 # called through check
 not() { ! "$@"; }
 # sum_stat CSV METRIC: the metric summed over vCPUs (per-vCPU kvm_stats rows).
 sum_stat() {
@@ -126,6 +127,7 @@ run_bt() {
 		>"$base.out" 2>&1 && [ -s "$base.csv" ]
 }
 # mode_line_is LINE SCRIPT WORD: LINE is "kvmmmu-SCRIPT: WORD (what it attaches to)".
+# shellcheck disable=SC2317 # called through check
 mode_line_is() { [[ $1 == "kvmmmu-$2: $3 ("*")" ]]; }
 # check_mode NAME SCRIPT MODE OUT: the script's first line of its own (after
 # bpftrace's "Attaching N probes...") names MODE, then its "Tracing" line.
