@@ -195,6 +195,8 @@ static int setup(struct hist_run *r)
 		.phases = render_wants_phases(r->env.show),
 		.slower_ns = r->env.slower_ns,
 		.slow_stacks = r->env.slow_stacks,
+		.memslot_off = !r->env.show[SECTION_MEMSLOT] &&
+			       !r->env.show[SECTION_HIST0 + KVMMMU_HIST_MEMSLOT],
 		.region_shift = !r->env.show[SECTION_REGIONS] ? 0
 				: r->env.region_shift	      ? r->env.region_shift
 							      : 30, /* 1 GiB */

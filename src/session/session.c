@@ -182,6 +182,7 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.phases = opts->phases || opts->slower_ns,
 		.slower_ns = opts->slower_ns,
 		.slow_stacks = opts->slower_ns && opts->slow_stacks,
+		.memslot_off = opts->memslot_off,
 		.region_shift = opts->region_shift,
 		.sample_every = opts->sample_every,
 		.lock = opts->lock,

@@ -26,9 +26,12 @@
 struct session_opts {
 	enum probe_mode mode;
 	enum attribution attribution;
-	bool phases;		   /* where each fault's time goes: walk, pfn, lock, map */
-	__u64 slower_ns;	   /* report each fault at least this long (with its phases) */
-	bool slow_stacks;	   /* ... and where it waited longest off the CPU (its stack) */
+	bool phases;	  /* where each fault's time goes: walk, pfn, lock, map */
+	__u64 slower_ns;  /* report each fault at least this long (with its phases) */
+	bool slow_stacks; /* ... and where it waited longest off the CPU (its stack) */
+	/* the memslot figures are not wanted: their probes (two runs a lookup, several lookups
+	   a fault under shadow paging) stay off */
+	bool memslot_off;
 	unsigned int region_shift; /* faults per memslot and region of 1 << this; 0: off */
 	unsigned int sample_every; /* time 1 fault in N; 0 or 1: every fault */
 	bool lock;		   /* the mmu_lock probes */

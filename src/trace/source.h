@@ -33,6 +33,7 @@ struct collector_opts {
 	bool phases;	   /* --metric phases: the phases of each fault (its probes) */
 	__u64 slower_ns;   /* kvmmmu-hist --slower: report faults at least this long; 0: off */
 	bool slow_stacks;  /* --stack: ... with the kernel stack of its longest wait off the CPU */
+	bool memslot_off;  /* no memslot figures: kvm_vcpu_gfn_to_memslot is not probed */
 	unsigned int region_shift; /* --metric regions: log2 of a region's size; 0: off */
 	/* with filter_pids, the processes traced from the start (in the filter before attach) */
 	const int *pids;

@@ -92,25 +92,33 @@ static const struct {
 	size_t progs[N_PROG_SLOTS];
 	bool phase;	  /* times a phase of a fault: only with --metric phases */
 	bool alternative; /* another name of the function before it: probed if that one is not */
+	bool memslot;	  /* the memslot figures' only: not probed without them (memslot_off) */
 } functions[] = {
-	{"kvm_mmu_page_fault", true, false, -1, FUNC_PROGS(kvm_mmu_page_fault), false, false},
-	{"kvm_tdp_page_fault", true, false, 2, FUNC_PROGS(kvm_tdp_page_fault), false, false},
-	{"paging64_page_fault", true, false, 2, FUNC_PROGS(paging64_page_fault), false, false},
-	/* the other handlers mmu->page_fault may point at: every fault is counted once */
-	{"paging32_page_fault", true, true, 2, FUNC_PROGS(paging32_page_fault), false, false},
-	{"ept_page_fault", true, true, 2, FUNC_PROGS(ept_page_fault), false, false},
-	{"nonpaging_page_fault", true, true, 2, FUNC_PROGS(nonpaging_page_fault), false, false},
-	{"direct_page_fault", false, false, -1, ENTRY_PROGS(direct_page_fault), false, false},
-	{"kvm_vcpu_gfn_to_memslot", false, false, -1, FUNC_PROGS(kvm_vcpu_gfn_to_memslot), false,
+	{"kvm_mmu_page_fault", true, false, -1, FUNC_PROGS(kvm_mmu_page_fault), false, false,
 	 false},
+	{"kvm_tdp_page_fault", true, false, 2, FUNC_PROGS(kvm_tdp_page_fault), false, false, false},
+	{"paging64_page_fault", true, false, 2, FUNC_PROGS(paging64_page_fault), false, false,
+	 false},
+	/* the other handlers mmu->page_fault may point at: every fault is counted once */
+	{"paging32_page_fault", true, true, 2, FUNC_PROGS(paging32_page_fault), false, false,
+	 false},
+	{"ept_page_fault", true, true, 2, FUNC_PROGS(ept_page_fault), false, false, false},
+	{"nonpaging_page_fault", true, true, 2, FUNC_PROGS(nonpaging_page_fault), false, false,
+	 false},
+	{"direct_page_fault", false, false, -1, ENTRY_PROGS(direct_page_fault), false, false,
+	 false},
+	{"kvm_vcpu_gfn_to_memslot", false, false, -1, FUNC_PROGS(kvm_vcpu_gfn_to_memslot), false,
+	 false, true},
 	/* the phases: the guest walk (shadow paging), then the host page */
 	{"paging64_walk_addr_generic", false, true, -1, FUNC_PROGS(paging64_walk_addr_generic),
-	 true, false},
+	 true, false, false},
 	{"paging32_walk_addr_generic", false, true, -1, FUNC_PROGS(paging32_walk_addr_generic),
-	 true, false},
-	{"ept_walk_addr_generic", false, true, -1, FUNC_PROGS(ept_walk_addr_generic), true, false},
-	{"kvm_mmu_faultin_pfn", false, true, -1, FUNC_PROGS(kvm_mmu_faultin_pfn), true, false},
-	{"kvm_faultin_pfn", false, true, -1, FUNC_PROGS(kvm_faultin_pfn), true, true},
+	 true, false, false},
+	{"ept_walk_addr_generic", false, true, -1, FUNC_PROGS(ept_walk_addr_generic), true, false,
+	 false},
+	{"kvm_mmu_faultin_pfn", false, true, -1, FUNC_PROGS(kvm_mmu_faultin_pfn), true, false,
+	 false},
+	{"kvm_faultin_pfn", false, true, -1, FUNC_PROGS(kvm_faultin_pfn), true, true, false},
 };
 
 #define N_TP (sizeof(tracepoints) / sizeof(tracepoints[0]))
@@ -164,13 +172,19 @@ static int pf_exit_error_code_arg(struct kernel_btf *kb)
 }
 
 /*
- * Whether function I, if it times a phase, is to be probed: with --metric
- * phases, where the kernel has it, and for another name of the function
- * before it only when that one is not probed. Says why not in WHY (SIZE).
+ * Whether function I is to be probed: the memslot lookup only for the
+ * memslot figures; a phase's function with --metric phases, where the
+ * kernel has it, and for another name of the function before it only when
+ * that one is not probed. Says why not in WHY (SIZE).
  */
-static bool phase_function_wanted(const struct faults_source *fs, size_t i,
-				  const enum attach_kind func_kind[N_FUNC], char *why, size_t size)
+static bool function_wanted(const struct faults_source *fs, size_t i,
+			    const enum attach_kind func_kind[N_FUNC], char *why, size_t size)
 {
+	if (functions[i].memslot && fs->opts->memslot_off) {
+		if (size)
+			snprintf(why, size, "off: --metric memslot");
+		return false;
+	}
 	if (!functions[i].phase)
 		return true;
 	if (!fs->opts->phases) {
@@ -205,7 +219,7 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 
 		p->name = functions[i].func;
 		/* a phase's function this kernel lacks, or does not need, is no loss */
-		p->wanted = phase_function_wanted(fs, i, func_kind, NULL, 0);
+		p->wanted = function_wanted(fs, i, func_kind, NULL, 0);
 		p->kind = k;
 		pp = progs_of(fs, i);
 		probe_progs_plan(&pp, k);
@@ -525,7 +539,9 @@ bool faults_source_hist_available(const struct faults_source *fs, int hist, cons
 		       "only: tracepoints show no start of a TDP fault)";
 		return attached(fs, "kvm_mmu_pagetable_walk") && attached(fs, "kvm_mmu_set_spte");
 	case KVMMMU_HIST_MEMSLOT:
-		*why = "needs kvm_vcpu_gfn_to_memslot and kvm_mmu_page_fault (fentry or kprobe)";
+		*why = fs->opts->memslot_off ? "off: --metric memslot"
+					     : "needs kvm_vcpu_gfn_to_memslot and "
+					       "kvm_mmu_page_fault (fentry or kprobe)";
 		return attached(fs, "kvm_vcpu_gfn_to_memslot") &&
 		       attached(fs, "kvm_mmu_page_fault");
 	case KVMMMU_HIST_WALK_TO_SPTE:
@@ -575,7 +591,7 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 	for (size_t i = 0; i < N_FUNC; i++) {
 		char *why = fs->probes[i].why;
 
-		if (!phase_function_wanted(fs, i, func_kind, why, sizeof(fs->probes[i].why))) {
+		if (!function_wanted(fs, i, func_kind, why, sizeof(fs->probes[i].why))) {
 			func_kind[i] = ATTACH_NONE;
 			continue;
 		}

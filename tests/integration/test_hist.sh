@@ -45,6 +45,16 @@ check hist/probes-wrapped "$(grep -A30 '^Probes:' "$TMP/h1.out" | awk 'length > 
 if ! func_probes; then
 	check hist/header-says-unavailable "no 'Cannot show: ... fault_ns' line" \
 		grep -q '^Cannot show: fault_ns, ' "$TMP/h1.out"
+else
+	# the memslot figures' probe runs twice a lookup, several lookups a fault
+	# under shadow paging: probed for those figures only
+	check hist/memslot-probed-by-default "$(probes "$TMP/h1.out")" \
+		eval 'probes "$TMP/h1.out" | grep -q " kvm_vcpu_gfn_to_memslot (\(fentry\|kprobe\))"'
+	"$HIST" --metric outcomes,paths -- "$LOAD" --vcpus 1 --mem 4M >"$TMP/nm.out" 2>&1
+	rc=$?
+	check hist/memslot-not-probed-without-its-figures "exit $rc: $(probes "$TMP/nm.out")" \
+		eval '[ $rc = 0 ] && probes "$TMP/nm.out" | grep -q "^Probes: kvm_mmu_page_fault" &&
+			! probes "$TMP/nm.out" | grep -q kvm_vcpu_gfn_to_memslot'
 fi
 # histogram counts add up: +Inf bucket == _count == the faults the mode's
 # latency figure times (lib.sh: LAT, LAT_PER)
