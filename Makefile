@@ -150,6 +150,11 @@ $(OUTPUT)/tests/test_web_config: tests/unit/test_web_config.c $(OUTPUT)/obj/expo
 $(OUTPUT)/tests/tools/bpfscenarios: $(OUTPUT)/skel/mmu_lock.skel.h $(OUTPUT)/skel/faults.skel.h \
 	$(OUTPUT)/skel/kcell.skel.h $(OUTPUT)/obj/trace/kernel_btf.o
 
+# prombench renders a synthetic fleet as a scrape does: the render and core layers,
+# and the exporter's process_* families
+$(OUTPUT)/tests/tools/prombench: CPPFLAGS += -Isrc/exporter
+$(OUTPUT)/tests/tools/prombench: $(RENDER_OBJS) $(CORE_OBJS) $(OUTPUT)/obj/exporter/process.o
+
 $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 	$(call msg,TEST-CC,$@)
 	$(Q)mkdir -p $(dir $@)

@@ -38,6 +38,19 @@ struct exporter_env {
 
 struct MHD_Daemon;
 struct auth;
+struct exporter;
+struct z_stream_s; /* zlib's z_stream */
+
+/*
+ * A scrape's text (LEN bytes, in a malloc()ed buffer of CAP): once sent it
+ * goes back to E for the next scrape, which then writes into memory
+ * already there rather than growing a new buffer (docs/performance.md).
+ */
+struct exporter_body {
+	struct exporter *e;
+	char *text;
+	size_t len, cap;
+};
 
 struct exporter {
 	struct exporter_env env;
@@ -55,16 +68,21 @@ struct exporter {
 	/* VMs a scrape showed with their final figures: they leave before the next */
 	int gone[EXPORTER_MAX_GONE];
 	size_t n_gone;
+	struct exporter_body *spare_body; /* the last one sent, for the next scrape (atomic) */
+	struct z_stream_s *gzip; /* the last scrape's deflate stream, for the next (atomic) */
 };
 
 /* Parses argv into ENV; exits with status 2 after one line on stderr on bad input. */
 void exporter_parse_args(int argc, char **argv, struct exporter_env *env);
 
 /*
- * One scrape: a snapshot of the session, rendered. *BODY is malloc()ed, its
- * LEN bytes the exposition text. 0, or -errno (the scrape fails with 500).
+ * One scrape: a snapshot of the session, rendered. *BODY is the exposition
+ * text, for exporter_body_done() once sent. 0, or -errno (the scrape fails
+ * with 500).
  */
-int exporter_scrape(struct exporter *e, char **body, size_t *len);
+int exporter_scrape(struct exporter *e, struct exporter_body **body);
+/* BODY (a struct exporter_body) has been sent: kept for the next scrape. */
+void exporter_body_done(void *body);
 
 /* Binds and listens on ENV's addresses (early: a bad one fails before attaching). */
 int http_listen(struct exporter *e, char *why, size_t why_size);

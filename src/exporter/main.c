@@ -72,19 +72,33 @@ static void self_metrics(struct exporter *e, struct prom_writer *w, const struct
 	prom_double(w, NULL, 0, sysinfo_monotonic() - started);
 }
 
-int exporter_scrape(struct exporter *e, char **body, size_t *len)
+static void body_free(struct exporter_body *b)
+{
+	if (b)
+		free(b->text);
+	free(b);
+}
+
+void exporter_body_done(void *body)
+{
+	struct exporter_body *b = body;
+
+	/* one is kept: scrapes at once, each with a buffer of its own, are rare */
+	body_free(__atomic_exchange_n(&b->e->spare_body, b, __ATOMIC_ACQ_REL));
+}
+
+int exporter_scrape(struct exporter *e, struct exporter_body **body)
 {
 	double started = sysinfo_monotonic();
+	struct exporter_body *b = __atomic_exchange_n(&e->spare_body, NULL, __ATOMIC_ACQ_REL);
 	struct prom_writer w;
 	struct snapshot snap;
-	FILE *f;
 	int err;
 
 	*body = NULL;
-	*len = 0;
-	f = open_memstream(body, len);
-	if (!f)
+	if (!b && !(b = calloc(1, sizeof(*b))))
 		return -ENOMEM;
+	b->e = e;
 	pthread_mutex_lock(&e->lock);
 	/* exited VMs that the last scrape showed with their final figures leave now */
 	for (size_t i = 0; i < e->n_gone; i++) {
@@ -100,26 +114,26 @@ int exporter_scrape(struct exporter *e, char **body, size_t *len)
 		for (size_t i = 0; i < snap.m.n_vms && e->n_gone < EXPORTER_MAX_GONE; i++)
 			if (snap.m.vms[i].gone)
 				e->gone[e->n_gone++] = snap.m.vms[i].pid;
-		prom_init(&w, f);
+		prom_init_mem(&w, b->text, b->cap); /* the writer's until it finishes */
+		b->text = NULL;
 		render_prom(&w, &snap, &e->prom, &e->env.prom);
 		self_metrics(e, &w, &snap, started);
 		if (!err)
-			err = prom_finish(&w);
+			err = prom_finish_mem(&w, &b->text, &b->len, &b->cap);
 		else
 			prom_finish(&w);
 		snapshot_free(&snap);
 	}
 	pthread_mutex_unlock(&e->lock);
-	if (fclose(f) && !err)
-		err = -ENOMEM;
 	if (err) {
-		free(*body);
-		*body = NULL;
-	} else if (e->env.verbose) {
-		fprintf(stderr, "kvmmmu-exporter: scrape: %zu bytes in %.1f ms\n", *len,
-			(sysinfo_monotonic() - started) * 1e3);
+		body_free(b);
+		return err;
 	}
-	return err;
+	if (e->env.verbose)
+		fprintf(stderr, "kvmmmu-exporter: scrape: %zu bytes in %.1f ms\n", b->len,
+			(sysinfo_monotonic() - started) * 1e3);
+	*body = b;
+	return 0;
 }
 
 /* Until a signal: BPF's news (new threads and VMs, exits) to the session, as it comes. */
@@ -187,6 +201,7 @@ int main(int argc, char **argv)
 			elog("signal %d: stopping", (int)quit_signal);
 	}
 	http_stop(&e);
+	body_free(e.spare_body);
 	session_close(&e.s);
 	bpf_cost_restore();
 	prom_state_free(&e.prom);

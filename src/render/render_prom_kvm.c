@@ -4,28 +4,89 @@
  * for counters, kvmmmu_kvm_stat_NAME for instant values and peaks, times in
  * seconds; the VM's statistics and its vCPUs' summed.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <linux/kvm.h>
 
+#include "hash.h"
 #include "render_prom.h"
 
-/* Whether NAME (of TYPE) already had a family: the VM's and the vCPUs' names can meet. */
-static bool kvm_seen(char seen[][96], size_t n, const char *name)
+#define KVM_MAX_FAMILIES 160
+#define KVM_SEEN_SLOTS 512 /* over three times KVM_MAX_FAMILIES: probes stay short */
+
+/* The statistics that have had a family: the VM's and the vCPUs' names can meet. */
+struct kvm_seen {
+	const char *name[KVM_SEEN_SLOTS]; /* by hash; NULL: free */
+	size_t n;
+};
+
+/* Whether NAME already had a family; if not, it has now. */
+static bool kvm_seen(struct kvm_seen *seen, const char *name)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(seen[i], name))
+	size_t i = hash_str(HASH_INIT, name) % KVM_SEEN_SLOTS;
+
+	for (; seen->name[i]; i = (i + 1) % KVM_SEEN_SLOTS)
+		if (!strcmp(seen->name[i], name))
 			return true;
+	seen->name[i] = name;
+	seen->n++;
 	return false;
 }
 
-#define KVM_MAX_FAMILIES 160
+/*
+ * Statistic NAME of S since BASE (counters; other values are what they are),
+ * as vm_stats_get() gives it. Looked up at HINT first: VMs and vCPUs of one
+ * kernel list their statistics in the same order, so this saves a search by
+ * name each VM and vCPU. False when S has no such statistic.
+ */
+static bool kvm_value(const struct kvm_stats *s, const uint64_t *base, size_t hint,
+		      const char *name, uint64_t *value)
+{
+	const struct kvm_stat_desc_info *d = hint < s->n_desc && !strcmp(s->desc[hint].name, name)
+						     ? &s->desc[hint]
+						     : kvm_stats_find(s, name);
 
-/* One of KVM's statistics (descriptor D) as a family, for every VM that has it. */
+	if (!d)
+		return false;
+	*value = s->values[d->value_index];
+	if (base && (d->flags & KVM_STATS_TYPE_MASK) == KVM_STATS_TYPE_CUMULATIVE)
+		*value -= base[d->value_index];
+	return true;
+}
+
+/* NAME of V's VM, or (VCPU) summed over its vCPUs, as vm_stats_get() and _sum() give them. */
+static bool vm_value(const struct vm_stats *v, bool vcpu, size_t hint, const char *name,
+		     uint64_t *value)
+{
+	bool any = false;
+
+	if (v->stale) /* what was read before is not its count */
+		return false;
+	if (!vcpu || v->vcpu_sums) /* KVM summed them */
+		return v->have_vm && kvm_value(&v->vm, v->vm_baseline, hint, name, value);
+	*value = 0;
+	for (size_t i = 0; i < v->n_vcpus; i++) {
+		uint64_t one;
+
+		if (kvm_value(&v->vcpus[i].stats, v->vcpus[i].baseline, hint, name, &one)) {
+			*value += one;
+			any = true;
+		}
+	}
+	return any;
+}
+
+/*
+ * One of KVM's statistics (descriptor D, at HINT in its set) as a family,
+ * for every VM that has it; KVM[i]: VM i's statistics (NULL: none).
+ */
 static void kvm_family(struct prom_writer *w, const struct snapshot *s, const char *const *vm,
-		       const struct kvm_stat_desc_info *d, bool vcpu)
+		       const struct vm_stats *const *kvm, const struct kvm_stat_desc_info *d,
+		       size_t hint, bool vcpu)
 {
 	uint32_t type = d->flags & KVM_STATS_TYPE_MASK;
 	bool counter = type == KVM_STATS_TYPE_CUMULATIVE;
@@ -42,12 +103,10 @@ static void kvm_family(struct prom_writer *w, const struct snapshot *s, const ch
 		 d->name, vcpu ? ", the VM's vCPUs summed" : "");
 	prom_family(w, name, counter ? PROM_COUNTER : PROM_GAUGE, help);
 	for (size_t i = 0; i < s->m.n_vms; i++) {
-		const struct vm_stats *v = snapshot_vm_kvm(s, &s->m.vms[i]);
 		struct prom_label l[] = {{"vm", vm[i]}};
 		uint64_t value;
 
-		if (!v || (vcpu ? vm_stats_sum(v, d->name, &value)
-				: vm_stats_get(v, -1, d->name, &value)))
+		if (!kvm[i] || !vm_value(kvm[i], vcpu, hint, d->name, &value))
 			continue;
 		if (seconds)
 			prom_double(w, l, 1, (double)value * scale);
@@ -58,9 +117,16 @@ static void kvm_family(struct prom_writer *w, const struct snapshot *s, const ch
 
 void render_prom_kvm_stats(struct prom_writer *w, const struct snapshot *s, const char *const *vm)
 {
-	char seen[KVM_MAX_FAMILIES][96]; /* names: the VM's and vCPUs' may overlap */
-	size_t n_seen = 0;
+	const struct vm_stats **kvm = calloc(s->m.n_vms ? s->m.n_vms : 1, sizeof(*kvm));
+	struct kvm_seen *seen = calloc(1, sizeof(*seen));
 
+	if (!kvm || !seen) {
+		if (!w->err)
+			w->err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s->m.n_vms; i++)
+		kvm[i] = snapshot_vm_kvm(s, &s->m.vms[i]);
 	/* every statistic any VM has: VMs of one kernel have the same set */
 	for (size_t i = 0; i < s->n_kvm; i++) {
 		const struct vm_stats *v = &s->kvm[i];
@@ -74,11 +140,13 @@ void render_prom_kvm_stats(struct prom_writer *w, const struct snapshot *s, cons
 			for (size_t j = 0; sets[k] && j < sets[k]->n_desc; j++) {
 				const struct kvm_stat_desc_info *d = &sets[k]->desc[j];
 
-				if (d->size != 1 || n_seen == KVM_MAX_FAMILIES ||
-				    kvm_seen(seen, n_seen, d->name) || strlen(d->name) >= 96)
+				if (d->size != 1 || seen->n == KVM_MAX_FAMILIES ||
+				    strlen(d->name) >= 96 || kvm_seen(seen, d->name))
 					continue; /* histograms: not here */
-				snprintf(seen[n_seen++], sizeof(seen[0]), "%s", d->name);
-				kvm_family(w, s, vm, d, k == 1 || v->vcpu_sums);
+				kvm_family(w, s, vm, kvm, d, j, k == 1 || v->vcpu_sums);
 			}
 	}
+out:
+	free(kvm);
+	free(seen);
 }

@@ -234,13 +234,79 @@ static void rules_enforced(void **state)
 	assert_false(prom_valid_name("a-b", 0));
 }
 
+/*
+ * Text past the writer's buffer: a label value longer than it (written
+ * past it), and many samples (flushed in pieces); through a FILE and into
+ * memory the same bytes.
+ */
+static void long_text(void **state)
+{
+	size_t big = 3 * PROM_BUF_SIZE, len, cap;
+	char *value = malloc(big + 1), *mem;
+	struct prom_label l[] = {{"vm", value}}, small[] = {{"vm", "web-1"}};
+	struct prom_writer w;
+	struct out o;
+
+	(void)state;
+	assert_non_null(value);
+	memset(value, 'v', big);
+	value[big] = '\0';
+	value[7] = '"'; /* escaped in the middle of a run */
+	open_out(&o);
+	prom_init_mem(&w, NULL, 0);
+	for (struct prom_writer *p = &o.w; p; p = p == &o.w ? &w : NULL) {
+		prom_family(p, "kvmmmu_vm_info", PROM_GAUGE, "A VM.");
+		for (uint64_t i = 0; i < 2000; i++)
+			prom_u64(p, i % 500 ? small : l, 1, i * 1000003);
+	}
+	assert_int_equal(close_out(&o), 0);
+	assert_int_equal(prom_finish_mem(&w, &mem, &len, &cap), 0);
+	assert_int_equal(len, o.len);
+	assert_true(len > 4 * big && len < cap);
+	assert_memory_equal(mem, o.buf, len);
+	assert_non_null(strstr(o.buf, "{vm=\"vvvvvvv\\\"vvv"));
+	assert_non_null(strstr(o.buf, "{vm=\"web-1\"} 1999005997\n"));
+	free(mem);
+	free(o.buf);
+	free(value);
+}
+
+/* A writer into memory gives its text only when every rule held; the caller's buffer either way. */
+static void memory(void **state)
+{
+	struct prom_writer w;
+	char *text = malloc(8);
+	size_t len, cap;
+
+	(void)state;
+	assert_non_null(text);
+	prom_init_mem(&w, text, 8); /* grown as it goes */
+	prom_family(&w, "kvmmmu_up", PROM_GAUGE, "Up.");
+	prom_u64(&w, NULL, 0, 18446744073709551615ULL);
+	assert_int_equal(prom_finish_mem(&w, &text, &len, &cap), 0);
+	assert_string_equal(text, "# HELP kvmmmu_up Up.\n# TYPE kvmmmu_up gauge\n"
+				  "kvmmmu_up 18446744073709551615\n");
+	assert_int_equal(len, strlen(text));
+	prom_init_mem(&w, text, cap); /* kept for another */
+	prom_family(&w, "kvmmmu_up", PROM_GAUGE, "Up.");
+	prom_family(&w, "kvmmmu_up", PROM_GAUGE, "Up.");
+	assert_int_equal(prom_finish_mem(&w, &text, &len, &cap), -EEXIST);
+	assert_null(text); /* freed */
+	assert_int_equal(len, 0);
+	prom_init_mem(&w, NULL, 0); /* nothing written, nothing taken */
+	assert_int_equal(prom_finish(&w), 0);
+	prom_init_mem(&w, NULL, 0);
+	assert_int_equal(prom_finish_mem(&w, &text, &len, &cap), 0);
+	assert_string_equal(text, "");
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(counter_family),
-		cmocka_unit_test(escaping),
-		cmocka_unit_test(histogram_rules),
-		cmocka_unit_test(rules_enforced),
+		cmocka_unit_test(counter_family),  cmocka_unit_test(escaping),
+		cmocka_unit_test(histogram_rules), cmocka_unit_test(rules_enforced),
+		cmocka_unit_test(long_text),	   cmocka_unit_test(memory),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
