@@ -348,7 +348,7 @@ if has_phase throughput; then
 			run_load "$tag"
 			stop_tracer
 			echo "$cfg $f $t $df $dt $r" >>"$TMP/tput"
-			printf '  round %d %-9s %8d faults in %6.3f s: %8.0f faults/s (dirty-log passes %8.0f/s)\n' \
+			printf '  round %d %-13s %8d faults in %6.3f s: %8.0f faults/s (dirty-log passes %8.0f/s)\n' \
 				$((r + 1)) "$cfg" "$f" "$t" "$(awk -v f="$f" -v t="$t" 'BEGIN { print f / t }')" \
 				"$(awk -v f="$df" -v t="$dt" 'BEGIN { print (t > 0) ? f / t : 0 }')"
 		done
@@ -718,7 +718,10 @@ floor_line() {
 		$1 == c && $3 == "tracer" { n += $7; if ($4 ~ /^contention_/) w += $7; if ($4 ~ /^contention_begin/) b += $7 }
 		END { if (F == 0 || bt == 0 || e == 0) exit
 			runs = n / F; clocks = 2 + w / F; lookups = (n - b) / F
-			f0 = runs * e + clocks * (k - h); f1 = f0 + lookups * (h - e)
+			# a clock read or lookup costs at least nothing (under TCG the
+			# differences of emulated programs can come out negative)
+			ck = (k > h) ? k - h : 0; lk = (h > e) ? h - e : 0
+			f0 = runs * e + clocks * ck; f1 = f0 + lookups * lk
 			if (only) { printf "%.1f\n", f0; exit }
 			printf "  %s floor: %.2f runs and %.2f clock reads a fault = %.0f ns (%.2f of bpftrace); with a thread lookup each %.0f ns (%.2f)\n",
 				l, runs, clocks, f0, f0 / bt, f1, f1 / bt }' "$COSTF" "$COST"
@@ -739,7 +742,7 @@ for c in kvmmmu kvmmmu-base kvmmmu-s16; do
 done
 ratio=$(awk -v a="$KS_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
 printf '  (--sample 16 BPF ns/fault, for comparison: %s / %s ns = %.2f)\n' "$KS_PF" "$BT_PF" "$ratio"
-ratio=$(awk -v a="${LK_BEGIN:-0}" -v b="${LK_EMPTY:-0}" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
+ratio=$(awk -v a="${LK_BEGIN:-0}" -v b="${LK_EMPTY:-0}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "n/a" }')
 printf '  contention_begin on other locks <= 1.2x an empty program there: %s / %s ns = %s  %s\n' "${LK_BEGIN:-?}" \
 	"${LK_EMPTY:-?}" "$ratio" "$(verdict "$ratio" 1.2)"
 printf '  attach <= 0.5 s:                 %s ms (median of %d)  %s\n' "$ATTACH_MS" "$ATTACH_RUNS" \
