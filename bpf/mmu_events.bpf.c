@@ -147,7 +147,7 @@ static __always_inline __u32 next_epoch(__u32 tgid, __u64 kvm, __u64 kvm_born)
 	}
 	if (!b || b->tgid != tgid || b->born_ns != kvm_born)
 		return 0;
-	/* one VM's ioctls rarely race; when they do, both events may read the same */
+	/* one VM's ioctls rarely race; when they do, both events may read the later epoch */
 	__sync_fetch_and_add(&b->epoch, 1);
 	return b->epoch;
 }
@@ -156,6 +156,13 @@ static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 n
 				 __u64 kvm, __u64 kvm_born)
 {
 	__u64 id = bpf_get_current_pid_tgid();
+	/*
+	 * The faults so far, then the next epoch, before the record: a fault
+	 * between the two is in this event's storm but not in its count, and
+	 * records of one VM mostly come in their epochs' order.
+	 */
+	__u64 faults = faults_so_far(id >> 32, kvm, kvm_born);
+	__u32 epoch = next_epoch(id >> 32, kvm, kvm_born);
 	struct kvmmmu_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 
 	if (!e) {
@@ -173,9 +180,8 @@ static __always_inline void emit(__u32 kind, const struct ioctl_call *c, __u64 n
 	e->ret = (__s32)ret;
 	e->kvm = kvm;
 	e->kvm_born = kvm_born;
-	/* the faults so far, then the next gap: a fault between the two is in neither count */
-	e->faults = faults_so_far(e->tgid, kvm, kvm_born);
-	e->epoch = next_epoch(e->tgid, kvm, kvm_born);
+	e->faults = faults;
+	e->epoch = epoch;
 	bpf_ringbuf_submit(e, 0);
 }
 

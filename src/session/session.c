@@ -239,6 +239,22 @@ void session_start(struct session *s)
  * fds are taken then (a duplicate keeps its final counters readable after
  * it exits), however short it is.
  */
+/*
+ * --metric regions: each new timeline event ends its VM's epoch, whose
+ * regions wait in the map apart: taken out as events come, and each
+ * event's storm with them, not at the next report only.
+ */
+static void take_storms(struct session *s)
+{
+	struct timeline *t = collector_timeline(&s->c);
+
+	if (!t || !t->n || t->events[t->n - 1].ev.ts_ns == s->storms_seen_ts)
+		return;
+	s->storms_seen_ts = t->events[t->n - 1].ev.ts_ns;
+	if (!faults_source_fold_regions(&s->c.faults))
+		faults_source_take_storms(&s->c.faults, t, s->timeline_seen);
+}
+
 void session_wait(struct session *s, int timeout_ms)
 {
 	const int *pids;
@@ -249,6 +265,7 @@ void session_wait(struct session *s, int timeout_ms)
 	collector_tick(&s->c);
 	if (collector_timeline(&s->c)) /* a long run's timeline stays bounded */
 		timeline_cap(collector_timeline(&s->c), &s->timeline_seen);
+	take_storms(s);
 	n = threads_take_new(&s->c.threads, &pids);
 	find_targets(s, pids, n);
 	find_non_vmms(s, pids, n);

@@ -60,6 +60,7 @@ struct session {
 	struct kvm_counts kvm; /* KVM's own counters of the VMs shown */
 	double kvm_read_gap;   /* seconds between the last read of kvmmmu's figures and KVM's */
 	size_t timeline_seen;  /* timeline events some snapshot already had as new */
+	__u64 storms_seen_ts;  /* --metric regions: the last event whose storm was taken (its ts) */
 	double armed_at;       /* monotonic seconds when counting began */
 };
 

@@ -90,6 +90,12 @@ int faults_source_watch_slow(struct faults_source *fs);
 /* --metric regions: every VM's faults per memslot and region so far, into OUT; 0 or -errno. */
 int faults_source_read_regions(struct faults_source *fs, struct regions *out);
 /*
+ * --metric regions: the ended epochs' counts out of the map, into the
+ * totals and the storms (as events come: a report may be far off, and the
+ * map holds an epoch's regions apart); 0 or -errno.
+ */
+int faults_source_fold_regions(struct faults_source *fs);
+/*
  * --metric regions: T's events from FROM on take their storms, the regions
  * of their VM's faults since its previous event (after a read of them: an
  * event's epoch has ended by then).

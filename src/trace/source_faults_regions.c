@@ -84,7 +84,7 @@ static int read_region(const void *key, const void *value, void *ctx)
 		struct region_count c = region_count(r->fs, k, *(const __u64 *)value);
 
 		c.epoch = 0;
-		return regions_add(r->live, &c);
+		return r->live ? regions_add(r->live, &c) : 0;
 	}
 	/* taken out after the walk: a key deleted under it would restart it */
 	ended = array_grow(r->ended, r->n_ended + 1, &r->cap_ended, sizeof(*ended));
@@ -122,25 +122,39 @@ static int take_ended(struct faults_source *fs, const struct read_regions *r)
 	return err;
 }
 
-int faults_source_read_regions(struct faults_source *fs, struct regions *out)
+/* Takes the ended epochs out of the map; with LIVE, the epochs in progress into it. */
+static int walk_regions(struct faults_source *fs, struct regions *live)
 {
 	struct read_regions r = {
-		.fs = fs, .live = out, .births_fd = bpf_map__fd(fs->skel->maps.vm_births)};
+		.fs = fs, .live = live, .births_fd = bpf_map__fd(fs->skel->maps.vm_births)};
+	int err;
+
+	err = map_each(bpf_map__fd(fs->skel->maps.region_faults), sizeof(struct kvmmmu_region_key),
+		       sizeof(__u64), read_region, &r);
+	if (!err)
+		err = take_ended(fs, &r);
+	free(r.ended);
+	free(r.vms);
+	return err;
+}
+
+int faults_source_read_regions(struct faults_source *fs, struct regions *out)
+{
 	int err;
 
 	out->size = fs->opts->region_shift ? 1ULL << fs->opts->region_shift : 0;
 	if (!fs->opts->region_shift)
 		return 0;
-	err = map_each(bpf_map__fd(fs->skel->maps.region_faults), sizeof(struct kvmmmu_region_key),
-		       sizeof(__u64), read_region, &r);
-	if (!err)
-		err = take_ended(fs, &r);
+	err = walk_regions(fs, out);
 	if (!err)
 		err = regions_add_all(out, &fs->regions_done);
 	regions_merge(out);
-	free(r.ended);
-	free(r.vms);
 	return err;
+}
+
+int faults_source_fold_regions(struct faults_source *fs)
+{
+	return fs->opts->region_shift ? walk_regions(fs, NULL) : 0;
 }
 
 struct storm_of {
@@ -148,12 +162,20 @@ struct storm_of {
 	__u32 epoch;
 };
 
+/*
+ * Two events of one VM rarely race (both may carry the later epoch, or
+ * reach user space in the other order): an epoch this far behind the one
+ * taken has lost its event.
+ */
+#define STORM_REORDER 16
+
 /* Keeps the storms of other VMs, and this VM's that may still find their event. */
 static bool storm_pending(const struct region_count *c, void *ctx)
 {
 	const struct storm_of *s = ctx;
 
-	return c->pid != s->pid || c->vm_index != s->vm_index || c->epoch > s->epoch;
+	return c->pid != s->pid || c->vm_index != s->vm_index ||
+	       (c->epoch != s->epoch && c->epoch + STORM_REORDER >= s->epoch);
 }
 
 /* T's storm: the regions of its VM's epoch before it, the most faulted first. */
@@ -180,7 +202,7 @@ static void take_storm(struct faults_source *fs, struct timeline_event *t)
 				t->n_storm++;
 		}
 	}
-	/* taken, and older ones are of events lost (the ring buffer was full) */
+	/* taken; and much older ones are of events lost (the ring buffer was full) */
 	regions_filter(&fs->storms, storm_pending, &of);
 }
 

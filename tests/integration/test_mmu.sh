@@ -83,6 +83,19 @@ check mmu/storm-regions-text "$(grep -E '^ +in memslot' "$TMP/st.out")" \
 	eval '[ "$(grep -A1 "^ *+[0-9.]*s  get_dirty_log " "$TMP/st.out" |
 		grep -cE "^ +in memslot [0-9-]+ \[0x10[0-9a-f]{7}, 0x10[0-9a-f]{7}\) 10[12][0-9], .*, [0-9]+ in other regions$")" = 2 ]'
 
+# a long run's many epochs: each event's regions are taken out of the map as
+# events come, so 4 KiB regions of 1,024 pages refaulting over 20 dirty-log
+# passes (21,504 epoch-region keys, more than the map's 16,384) lose none
+"$HIST" --metric outcomes,timeline,regions --region 4K --csv "$TMP/ep.csv" -- \
+	"$LOAD" --vcpus 1 --mem 4M --dirty-log 20 >"$TMP/ep.out" 2>&1
+rc=$?
+lost=$(awk -F, '!/^#/ && $2 == 0 && $6 == "region_faults_lost" { x = $8 } END { print x }' "$TMP/ep.csv")
+all=$(awk -F, '!/^#/ && $5 == "bpf" && $6 ~ /^region_faults_(slot_[0-9]+|fast_path)$/ { s += $8 } END { print s + 0 }' "$TMP/ep.csv")
+faults=$(vm_value "$TMP/ep.csv" bpf faults)
+check mmu/regions-many-epochs "exit $rc; regions lost $lost; in regions $all of $faults faults (slack $slack)" \
+	eval '[ $rc = 0 ] && [ "$lost" = 0 ] && [ -n "$faults" ] && [ "$all" -le "$faults" ] &&
+		[ "$all" -ge $((faults - slack)) ]'
+
 # dirty logging turned on for a VM that ran before kvmmmu attached (a live
 # migration's start): the memslot's old flags come from the kernel, so it is
 # an enable and its later disable, not a memslot created
