@@ -147,18 +147,24 @@ check_taken() {
 		test "$2" -ge $TAKEN_MIN -a "$2" -le $TAKEN_MAX
 }
 
+# ran_bt VIEW MODE NAME BASE: runs VIEW in MODE (run_bt); non-zero, said as
+# NAME's SKIP or FAIL, when the host cannot attach MODE or a run failed.
+ran_bt() {
+	if [ "$2" = fentry ] && [ -z "$FENTRY" ]; then
+		skip "$3" "$why_not_fentry"
+		return 1
+	fi
+	if ! run_bt "$1" "$2"; then
+		fail "$3" "kvmmmu-bt, bpftrace or kvmmmu-load failed: $(grep -v RLIMIT_MEMLOCK "$4.out" | tail -3 | tr '\n' ' ')"
+		return 1
+	fi
+}
+
 # outcomes SCRIPT-MODE: kvmmmu-bt outcomes in MODE against KVM.
 outcomes() {
 	local mode=$1 name=bpftrace/outcomes-$1 base=$TMP/outcomes-$1 out csv pid taken fixed spurious
 	local emulate bt_faults bt_fixed bt_spurious bt_emulate bt_async ok detail v retries
-	if [ "$mode" = fentry ] && [ -z "$FENTRY" ]; then
-		skip "$name" "$why_not_fentry"
-		return
-	fi
-	if ! run_bt outcomes "$mode"; then
-		fail "$name" "kvmmmu-bt, bpftrace or kvmmmu-load failed: $(grep -v RLIMIT_MEMLOCK "$base.out" | tail -3 | tr '\n' ' ')"
-		return
-	fi
+	ran_bt outcomes "$mode" "$name" "$base" || return
 	out=$base.out csv=$base.csv
 	pid=$(load_pid "$csv")
 	taken=$(sum_stat "$csv" pf_taken)
@@ -239,14 +245,7 @@ check_ret_pf() {
 # latency MODE: kvmmmu-bt latency in MODE against KVM.
 latency() {
 	local mode=$1 name=bpftrace/latency-$1 base=$TMP/latency-$1 out csv pid taken fixed count hsum
-	if [ "$mode" = fentry ] && [ -z "$FENTRY" ]; then
-		skip "$name" "$why_not_fentry"
-		return
-	fi
-	if ! run_bt latency "$mode"; then
-		fail "$name" "kvmmmu-bt, bpftrace or kvmmmu-load failed: $(grep -v RLIMIT_MEMLOCK "$base.out" | tail -3 | tr '\n' ' ')"
-		return
-	fi
+	ran_bt latency "$mode" "$name" "$base" || return
 	out=$base.out csv=$base.csv
 	pid=$(load_pid "$csv")
 	taken=$(sum_stat "$csv" pf_taken)
