@@ -8,18 +8,22 @@
 # is built in, run one side (--side N or Y), reboot with kvm.tdp_mmu=..., and
 # run the other. POSIX sh: it also runs in the distro-kernel harness's guest.
 #
-# Usage: scripts/tdp-ab.sh [--runs N] [--out DIR] [--side N|Y] [--bin DIR] [-- LOAD-ARGS...]
-#   LOAD-ARGS go to kvmmmu-load (default: --vcpus 2 --mem 64M --dirty-log 2).
+# Usage: scripts/tdp-ab.sh [--runs N] [--out DIR] [--side N|Y] [--bin DIR] [--metric LIST]
+#                          [-- LOAD-ARGS...]
+#   LOAD-ARGS go to kvmmmu-load (default: --vcpus 2 --mem 64M --dirty-log 2); LIST to
+#   kvmmmu-hist (default: default,memslot,memslot_ns: memslot lookups per fault are much of
+#   what N and Y differ by, and kvmmmu-hist leaves them out by default for their cost).
 set -u
 
-RUNS=5 OUT=tdp-ab SIDE="" BIN=""
-usage() { echo "usage: $0 [--runs N] [--out DIR] [--side N|Y] [--bin DIR] [-- LOAD-ARGS...]" >&2; exit 2; }
+RUNS=5 OUT=tdp-ab SIDE="" BIN="" METRIC=default,memslot,memslot_ns
+usage() { echo "usage: $0 [--runs N] [--out DIR] [--side N|Y] [--bin DIR] [--metric LIST] [-- LOAD-ARGS...]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) [ $# -ge 2 ] || usage; RUNS=$2; shift 2 ;;
 	--out) [ $# -ge 2 ] || usage; OUT=$2; shift 2 ;;
 	--side) [ $# -ge 2 ] || usage; SIDE=$2; shift 2 ;;
 	--bin) [ $# -ge 2 ] || usage; BIN=$2/; shift 2 ;;
+	--metric) [ $# -ge 2 ] || usage; METRIC=$2; shift 2 ;;
 	--) shift; break ;;
 	*) usage ;;
 	esac
@@ -75,7 +79,7 @@ while [ $i -le "$RUNS" ]; do
 	if [ $((i % 2)) = 0 ]; then order=$(echo "$sides" | awk '{ for (k = NF; k > 0; k--) printf "%s ", $k }'); else order=$sides; fi
 	for s in $order; do
 		if [ $MODULE = 1 ]; then set_tdp "$s" || exit 1; fi
-		"${BIN}kvmmmu-hist" --csv "$OUT/$s-$i.csv" --label "tdp_mmu=$s" -- \
+		"${BIN}kvmmmu-hist" --metric "$METRIC" --csv "$OUT/$s-$i.csv" --label "tdp_mmu=$s" -- \
 			"${BIN}kvmmmu-load" --name tdp-ab "$@" >"$OUT/$s-$i.out" 2>&1 ||
 			{ echo "tdp-ab: run $i with tdp_mmu=$s failed: $(tail -1 "$OUT/$s-$i.out")" >&2; exit 1; }
 		echo "tdp-ab: run $i, tdp_mmu=$s: $OUT/$s-$i.csv"

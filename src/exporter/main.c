@@ -182,6 +182,7 @@ int main(int argc, char **argv)
 		.events = e.env.prom.collector[PROM_MMU_EVENTS],
 		.kvm_stats = e.env.prom.collector[PROM_KVM_STATS],
 		.memslot_off = !e.env.prom.collector[PROM_MEMSLOT],
+		.memslot_option = "--collector.memslot",
 		.specs = e.env.session.specs,
 		.n_specs = e.env.session.n_specs,
 		.wait = true, /* VMs that start later are exported as they appear */

@@ -29,6 +29,16 @@ const char *argp_program_version = "kvmmmu-hist " KVMMMU_VERSION;
 
 /* the histograms' --metric words, from the catalogue: ", fault_ns, fast_path_ns, ..." */
 #define HIST_METRIC(id, name, words, help) ", " name
+/* what the opt-in metrics cost, for --help (docs/performance.md has the figures) */
+#define METRICS_COST                                                                               \
+	"All but memslot, memslot_ns, events, phases, regions and the phase_* histograms by "      \
+	"default. They cost: memslot and memslot_ns (memslot lookups per fault and their time; "   \
+	"function probes only) two program runs a memslot lookup, 1 a fault under the TDP MMU "    \
+	"and 7 or more under shadow paging; regions (faults per memslot and guest-physical "       \
+	"region, --region) a hash update a fault; phases (where each fault's time goes: the "      \
+	"guest walk, the host page, mmu_lock, the mapping, the rest), with function probes, two "  \
+	"more function pairs (the walk, the host page) and up to five clock reads a fault, and "   \
+	"with tracepoints an event per guest page-table level.\n"
 static const char doc[] =
 	"Summarize KVM MMU page faults per VM and vCPU: outcomes (RET_PF_*), paths and "
 	"latency histograms.\n"
@@ -39,24 +49,16 @@ static const char doc[] =
 	"[count]] [-d SECS] "
 	"[-- COMMAND ARGS...]\n"
 	"\v"
-	"METRICS (--metric, comma-separated, or 'all'): outcomes, paths, access, levels, memslot, "
-	"events, "
-	"kvm_stats, mmu_lock, mmu, timeline, phases, regions" KVMMMU_HISTS(
-		HIST_METRIC) ". All but events, "
-			     "phases, regions and the phase_* histograms by default: regions "
-			     "(faults per memslot and guest-physical region, --region) costs a "
-			     "hash update a fault; phases (where each "
-			     "fault's time goes: "
-			     "the guest walk, the host page, mmu_lock, the mapping, the rest) "
-			     "costs, with function probes, two more function pairs (the walk, the "
-			     "host page) and up to five clock reads a fault, and with tracepoints "
-			     "an event per guest page-table level.\n"
-			     "\n"
+	"METRICS (--metric, comma-separated; 'default' is what is shown without it, 'all' "
+	"everything): outcomes, paths, access, levels, memslot, events, kvm_stats, mmu_lock, mmu, "
+	"timeline, phases, regions" KVMMMU_HISTS(
+		HIST_METRIC) ". " METRICS_COST "\n"
 			     "EXAMPLES:\n"
 			     "    kvmmmu-hist                      # all VMs, until Ctrl-C\n"
 			     "    kvmmmu-hist --pid qemu 5         # VMs whose name matches "
 			     "'qemu', every 5 s\n"
 			     "    kvmmmu-hist -p 1234 --per-vcpu   # one VM, per vCPU\n"
+			     "    kvmmmu-hist --metric default,memslot  # and memslot lookups\n"
 			     "    kvmmmu-hist -u --csv run.csv -- kvmmmu-load --vcpus 2\n"
 			     "    kvmmmu-hist -- ./start-vm.sh     # the command and every process "
 			     "it starts\n"
@@ -210,11 +212,7 @@ int hist_parse_args(int argc, char **argv, struct hist_env *env)
 	env->vcpu = -1;
 	env->unit_ns = 1;
 	env->unit = "nsecs";
-	render_parse_metrics("outcomes,paths,access,levels,memslot,kvm_stats,mmu_lock,mmu,timeline,"
-			     "fault_ns,fast_"
-			     "path_ns,slow_path_ns,"
-			     "memslot_ns,walk_to_spte_ns",
-			     env->show, &(const char *){NULL});
+	render_parse_metrics(RENDER_DEFAULT_METRICS, env->show, &(const char *){NULL});
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--")) {
 			end = i;

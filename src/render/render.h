@@ -41,7 +41,20 @@ struct render_opts {
 	const char *unit; /* "nsecs", "usecs", "msecs" */
 };
 
-/* Parses a --metric list into SHOW; returns -EINVAL with the bad name in *bad. */
+/*
+ * What kvmmmu-hist shows without --metric, and the word "default" in a list.
+ * Not memslot and memslot_ns: with function probes their probe runs twice a
+ * memslot lookup, several lookups a fault under shadow paging, three times
+ * the rest of the default's program runs (docs/performance.md).
+ */
+#define RENDER_DEFAULT_METRICS                                                                     \
+	"outcomes,paths,access,levels,kvm_stats,mmu_lock,mmu,timeline,fault_ns,fast_path_ns,"      \
+	"slow_path_ns,walk_to_spte_ns"
+
+/*
+ * Parses a --metric list ("all", "default" and section names, additive) into
+ * SHOW; returns -EINVAL with the bad name in *bad.
+ */
 int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad);
 const char *section_name(int section);
 

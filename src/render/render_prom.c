@@ -16,7 +16,7 @@ const char *const prom_collector_names[PROM_N_COLLECTORS] = {
 void prom_opts_default(struct prom_opts *o)
 {
 	for (int c = 0; c < PROM_N_COLLECTORS; c++)
-		o->collector[c] = c != PROM_PER_VCPU;
+		o->collector[c] = c != PROM_PER_VCPU && c != PROM_MEMSLOT;
 }
 
 int prom_collector_index(const char *name)

@@ -16,7 +16,8 @@ const char *section_name(int section)
 				       : kvmmmu_hist_names[section - SECTION_HIST0];
 }
 
-int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad)
+/* Sets SHOW's sections named in LIST; -EINVAL with the bad name in *bad. */
+static int parse_metrics_into(const char *list, bool show[N_SECTIONS], const char **bad)
 {
 	static char failed[64];
 	char *copy = strdup(list), *save = NULL, *tok;
@@ -24,13 +25,16 @@ int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **b
 
 	if (!copy)
 		return -ENOMEM;
-	memset(show, 0, N_SECTIONS * sizeof(show[0]));
 	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
 		int found = -1;
 
 		if (!strcmp(tok, "all")) {
 			for (int s = 0; s < N_SECTIONS; s++)
 				show[s] = true;
+			continue;
+		}
+		if (!strcmp(tok, "default")) {
+			err = parse_metrics_into(RENDER_DEFAULT_METRICS, show, bad);
 			continue;
 		}
 		for (int s = 0; s < N_SECTIONS; s++)
@@ -45,11 +49,17 @@ int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **b
 		}
 	}
 	free(copy);
-	if (!err && !list[0]) {
-		*bad = "";
-		err = -EINVAL;
-	}
 	return err;
+}
+
+int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad)
+{
+	memset(show, 0, N_SECTIONS * sizeof(show[0]));
+	if (!list[0]) {
+		*bad = "";
+		return -EINVAL;
+	}
+	return parse_metrics_into(list, show, bad);
 }
 
 /* the Probes: block's width: continuation lines are indented by PROBES_INDENT */

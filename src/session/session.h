@@ -32,6 +32,9 @@ struct session_opts {
 	/* the memslot figures are not wanted: their probes (two runs a lookup, several lookups
 	   a fault under shadow paging) stay off */
 	bool memslot_off;
+	/* the tool's options that turn the memslot figures and the phases on, named where their
+	   probes are off; NULL: kvmmmu-hist's "--metric memslot", "--metric phases" */
+	const char *memslot_option, *phases_option;
 	unsigned int region_shift; /* faults per memslot and region of 1 << this; 0: off */
 	unsigned int sample_every; /* time 1 fault in N; 0 or 1: every fault */
 	bool lock;		   /* the mmu_lock probes */

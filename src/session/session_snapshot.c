@@ -44,6 +44,9 @@ static int fill_facts(const struct session *s, struct snapshot *snap)
 			return -ENOMEM;
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
 		snap->hist_available[h] = collector_hist_available(c, h, &snap->hist_why[h]);
+	/* lookups not probed were not counted: no 0 for them in the CSV */
+	snap->counter_absent[KVMMMU_MEMSLOT_LOOKUPS] = snap->counter_absent[KVMMMU_MEMSLOT_OTHER] =
+		!snap->hist_available[KVMMMU_HIST_MEMSLOT];
 	snap->probes = collector_probes(c, &snap->n_probes, &snap->n_collector_probes);
 	if (!snap->probes)
 		return -ENOMEM;

@@ -15,6 +15,7 @@ enum {
 	OPT_SINCE_START,
 	OPT_PER_VCPU,
 	OPT_PHASES,
+	OPT_MEMSLOT,
 	OPT_SLOWER,
 	OPT_STACK,
 	OPT_REGION,
@@ -27,7 +28,8 @@ static const char doc[] =
 	"paths, latency, mmu_lock waits.\n"
 	"\n"
 	"USAGE: kvmmmu-top [-p PID|NAME]... [-d SECS] [-s KEY] [-b [-n COUNT] [--per-vcpu]] "
-	"[--since-start] [--phases] [--slower MS [--stack]] [--region SIZE] [--csv FILE]\n"
+	"[--since-start] [--phases] [--memslot] [--slower MS [--stack]] [--region SIZE] "
+	"[--csv FILE]\n"
 	"\v"
 	"KEYS: Enter a VM's vCPUs, then a vCPU's histogram, Esc back; / or f filter by name; "
 	"Up/Down select; < > sort column, i invert; "
@@ -55,6 +57,10 @@ static const struct argp_option options[] = {
 	{"phases", OPT_PHASES, NULL, 0,
 	 "Where each fault's time goes (walk, pfn, mmu_lock, map, other), in the vCPU view; "
 	 "costs probes and clock reads in every fault",
+	 0},
+	{"memslot", OPT_MEMSLOT, NULL, 0,
+	 "A SLOT/F column: memslot lookups per fault (function probes only); costs two program "
+	 "runs a lookup, 1 a fault under the TDP MMU and 7 or more under shadow paging",
 	 0},
 	{"slower", OPT_SLOWER, "MS", 0,
 	 "Record each fault of MS milliseconds or more (decimals allowed): l in a vCPU's view "
@@ -112,6 +118,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PHASES:
 		env->phases = true;
+		break;
+	case OPT_MEMSLOT:
+		env->memslot = true;
 		break;
 	case OPT_SLOWER:
 		if (parse_millis_ns(arg, &env->slower_ns))

@@ -19,6 +19,7 @@ struct top_env {
 	bool since_start;	   /* counts since the start, not per second */
 	bool per_vcpu;		   /* batch: each VM's vCPU rows under it */
 	bool phases;		   /* --phases: where the faults' time goes, in the vCPU view */
+	bool memslot;		   /* --memslot: the SLOT/F column (memslot lookups per fault) */
 	uint64_t slower_ns;	   /* --slower: record faults at least this long; 0: off */
 	bool slow_stacks;	   /* --stack: ... with the stack of their longest wait */
 	unsigned int region_shift; /* --region: log2 of a hot region's size; 0: off */

@@ -182,14 +182,14 @@ static bool function_wanted(const struct faults_source *fs, size_t i,
 {
 	if (functions[i].memslot && fs->opts->memslot_off) {
 		if (size)
-			snprintf(why, size, "off: --metric memslot");
+			snprintf(why, size, "%s", fs->memslot_off_why);
 		return false;
 	}
 	if (!functions[i].phase)
 		return true;
 	if (!fs->opts->phases) {
 		if (size)
-			snprintf(why, size, "off: --metric phases");
+			snprintf(why, size, "%s", fs->phases_off_why);
 		return false;
 	}
 	if (functions[i].alternative && i > 0 && func_kind[i - 1] != ATTACH_NONE) {
@@ -258,8 +258,8 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 			snprintf(p->why, sizeof(p->why),
 				 "not needed: function probes time the walk");
 		} else if (!p->wanted) {
-			snprintf(p->why, sizeof(p->why),
-				 "off: --metric phases (costs an event per guest PTE)");
+			snprintf(p->why, sizeof(p->why), "%s (costs an event per guest PTE)",
+				 fs->phases_off_why);
 		}
 		p->kind = !p->wanted ? ATTACH_NONE : btf ? ATTACH_TP_BTF : ATTACH_RAW_TP;
 		if (tracepoints[i].patched && p->wanted)
@@ -486,7 +486,7 @@ static bool attached(const struct faults_source *fs, const char *name)
 /* --metric phases asked for the phases' probes. */
 static bool phases_on(const struct faults_source *fs, const char **why)
 {
-	*why = "off: --metric phases (costs probes and clock reads in every fault)";
+	*why = fs->phases_off_why;
 	return fs->opts->phases;
 }
 
@@ -539,7 +539,7 @@ bool faults_source_hist_available(const struct faults_source *fs, int hist, cons
 		       "only: tracepoints show no start of a TDP fault)";
 		return attached(fs, "kvm_mmu_pagetable_walk") && attached(fs, "kvm_mmu_set_spte");
 	case KVMMMU_HIST_MEMSLOT:
-		*why = fs->opts->memslot_off ? "off: --metric memslot"
+		*why = fs->opts->memslot_off ? fs->memslot_off_why
 					     : "needs kvm_vcpu_gfn_to_memslot and "
 					       "kvm_mmu_page_fault (fentry or kprobe)";
 		return attached(fs, "kvm_vcpu_gfn_to_memslot") &&
@@ -566,6 +566,10 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 
 	memset(fs, 0, sizeof(*fs));
 	fs->opts = env->opts;
+	snprintf(fs->memslot_off_why, sizeof(fs->memslot_off_why), "off: %s",
+		 fs->opts->memslot_option ? fs->opts->memslot_option : "--metric memslot");
+	snprintf(fs->phases_off_why, sizeof(fs->phases_off_why), "off: %s",
+		 fs->opts->phases_option ? fs->opts->phases_option : "--metric phases");
 	fs->engine = env->engine;
 	fs->sizes = env->sizes;
 	fs->threads = threads;

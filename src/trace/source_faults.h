@@ -54,6 +54,8 @@ struct faults_source {
 	struct slow_faults slow;      /* --slower: reported, not taken yet */
 	struct kernel_symbols *ksyms; /* --stack: their frames' names; NULL: addresses */
 	double mono_to_wall;	      /* add to bpf_ktime_get_ns() seconds to get wall time */
+	char memslot_off_why[64];     /* "off: --metric memslot", in the tool's words */
+	char phases_off_why[64];      /* "off: --metric phases" */
 };
 
 /*

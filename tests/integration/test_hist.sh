@@ -47,14 +47,22 @@ if ! func_probes; then
 		grep -q '^Cannot show: fault_ns, ' "$TMP/h1.out"
 else
 	# the memslot figures' probe runs twice a lookup, several lookups a fault
-	# under shadow paging: probed for those figures only
-	check hist/memslot-probed-by-default "$(probes "$TMP/h1.out")" \
-		eval 'probes "$TMP/h1.out" | grep -q " kvm_vcpu_gfn_to_memslot (\(fentry\|kprobe\))"'
-	"$HIST" --metric outcomes,paths -- "$LOAD" --vcpus 1 --mem 4M >"$TMP/nm.out" 2>&1
+	# under shadow paging: probed for those figures only, which the default
+	# leaves out (no 0 written for what was not counted)
+	check hist/memslot-not-probed-by-default "$(probes "$TMP/h1.out")" \
+		eval 'probes "$TMP/h1.out" | grep -q "^Probes: kvm_mmu_page_fault" &&
+			! grep -q kvm_vcpu_gfn_to_memslot "$TMP/h1.out"'
+	"$HIST" --metric default,memslot --csv "$TMP/ms.csv" -- "$LOAD" --vcpus 1 --mem 4M \
+		>"$TMP/ms.out" 2>&1
 	rc=$?
-	check hist/memslot-not-probed-without-its-figures "exit $rc: $(probes "$TMP/nm.out")" \
-		eval '[ $rc = 0 ] && probes "$TMP/nm.out" | grep -q "^Probes: kvm_mmu_page_fault" &&
-			! probes "$TMP/nm.out" | grep -q kvm_vcpu_gfn_to_memslot'
+	l=$(grep -m1 "memslot lookups:" "$TMP/ms.out"; grep -c ',memslot_lookups,' "$TMP/ms.csv")
+	check hist/memslot-probed-with-its-figures "exit $rc: $l" \
+		eval '[ $rc = 0 ] && probes "$TMP/ms.out" | grep -q " kvm_vcpu_gfn_to_memslot (\(fentry\|kprobe\))" &&
+			grep -q "^    memslot lookups: [1-9][0-9]* in faults" "$TMP/ms.out"'
+fi
+if [ -s "$TMP/h1.csv" ]; then
+	check hist/no-memslot-rows-by-default "$(grep -m2 ',memslot_lookups' "$TMP/h1.csv")" \
+		eval '! grep -q ",memslot_lookups" "$TMP/h1.csv"'
 fi
 # histogram counts add up: +Inf bucket == _count == the faults the mode's
 # latency figure times (lib.sh: LAT, LAT_PER)

@@ -52,6 +52,7 @@ static void fleet(bool odd_names, bool per_vcpu, size_t want_len, uint64_t want_
 
 	assert_int_equal(fleet_build(&s, &st, 8, 8, odd_names), 0);
 	prom_opts_default(&o);
+	o.collector[PROM_MEMSLOT] = true; /* on by default when the hashes were taken */
 	o.collector[PROM_PER_VCPU] = per_vcpu;
 	f = open_memstream(&text, &len);
 	assert_non_null(f);

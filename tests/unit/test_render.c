@@ -3,6 +3,7 @@
  * The renderers are pure: a snapshot built here, with no session, no BPF
  * and no /proc, renders to the text and CSV the commands print.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -303,12 +304,44 @@ static void csv_round_trip(void **state)
 	snapshot_free(&snap);
 }
 
+/* --metric lists: words add up; "default" is the default set, which leaves memslot out. */
+static void metric_lists(void **state)
+{
+	bool show[N_SECTIONS], with[N_SECTIONS];
+	const char *bad = NULL;
+	int n = 0;
+
+	(void)state;
+	assert_int_equal(render_parse_metrics("default", show, &bad), 0);
+	assert_true(show[SECTION_OUTCOMES] && show[SECTION_PATHS] && show[SECTION_TIMELINE]);
+	assert_true(show[SECTION_HIST0 + KVMMMU_HIST_FAULT]);
+	assert_false(show[SECTION_MEMSLOT] || show[SECTION_HIST0 + KVMMMU_HIST_MEMSLOT]);
+	assert_false(show[SECTION_EVENTS] || show[SECTION_PHASES] || show[SECTION_REGIONS]);
+	assert_int_equal(render_parse_metrics("memslot,default,memslot_ns", with, &bad), 0);
+	for (int s = 0; s < N_SECTIONS; s++) {
+		bool extra = s == SECTION_MEMSLOT || s == SECTION_HIST0 + KVMMMU_HIST_MEMSLOT;
+
+		assert_int_equal(with[s], show[s] || extra);
+		n += with[s];
+	}
+	assert_int_equal(render_parse_metrics("memslot", show, &bad), 0);
+	for (int s = 0; s < N_SECTIONS; s++)
+		assert_int_equal(show[s], s == SECTION_MEMSLOT);
+	assert_int_equal(render_parse_metrics("all", show, &bad), 0);
+	for (int s = 0; s < N_SECTIONS; s++)
+		assert_true(show[s]);
+	assert_true(n < N_SECTIONS);
+	assert_int_equal(render_parse_metrics("default,nosuch", show, &bad), -EINVAL);
+	assert_string_equal(bad, "nosuch");
+	assert_int_equal(render_parse_metrics("", show, &bad), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(text_whole_run), cmocka_unit_test(hist_buckets),
 		cmocka_unit_test(text_interval),  cmocka_unit_test(csv_rows),
-		cmocka_unit_test(csv_round_trip),
+		cmocka_unit_test(csv_round_trip), cmocka_unit_test(metric_lists),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -327,7 +327,8 @@ traced() {
 for mode in fentry kprobe tracepoint; do
 	g=hist-$mode
 	want $g || continue
-	traced $g $g --probe-mode $mode --label $mode --
+	# the memslot figures too: off by default, and only function probes have them
+	traced $g $g --probe-mode $mode --label $mode --metric default,memslot,memslot_ns --
 	probes=$(probes $T/$g.out)
 	if [ $mode = tracepoint ]; then
 		check $g/probes-tracepoints-only "$probes" \
@@ -495,7 +496,7 @@ if want tdp-mmu; then
 		if [ $y = N ]; then
 			check $g/reload-tdp_mmu-N "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)" reload_kvm N
 		fi
-		traced $g/$y tdp_mmu-$y --label tdp_mmu=$y --
+		traced $g/$y tdp_mmu-$y --label tdp_mmu=$y --metric default,memslot --
 		agree $g/$y $T/tdp_mmu-$y.csv $T/tdp_mmu-$y-load.csv
 		shared $g/$y/shared shared-$y collide
 		# host reclaim while the vCPUs write: MMU-notifier zaps hold mmu_lock
@@ -513,7 +514,7 @@ if want tdp-mmu; then
 			# fault stay what the plain run has (an MMIO page's first fault,
 			# which creates its MMIO SPTE, is a fault like any other)
 			n=tdp_mmu-Y-mmio
-			traced $g/Y/mmio $n --probe-mode fentry -- --mmio 200
+			traced $g/Y/mmio $n --probe-mode fentry --metric default,memslot -- --mmio 200
 			agree $g/Y/mmio $T/$n.csv $T/$n-load.csv
 			ly=$(val $T/tdp_mmu-Y.csv bpf memslot_lookups "") fy=$(val $T/tdp_mmu-Y.csv bpf faults "")
 			lm=$(val $T/$n.csv bpf memslot_lookups "") fm=$(val $T/$n.csv bpf faults "")

@@ -9,7 +9,7 @@
 if want exporter; then
 	g=exporter
 	ip link set lo up 2>/dev/null
-	kvmmmu-exporter --web.listen-address=127.0.0.1:9486 --collector.per_vcpu \
+	kvmmmu-exporter --web.listen-address=127.0.0.1:9486 --collector.per_vcpu --collector.memslot \
 		>$T/exporter.log 2>&1 &
 	ep=$!
 	i=0
