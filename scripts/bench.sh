@@ -55,7 +55,8 @@
 #
 # BENCH_PHASES (default: throughput cost modes attach cpu contention) picks
 # phases; phase 2 (cost) always runs: the report and its summary lines are its. Without /dev/kvm the benchmark runs in a KVM-capable guest
-# (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG, npt=0: shadow paging,
+# (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG, npt=0: shadow paging, or
+# BENCH_NPT=1: nested paging and the TDP MMU,
 # where fentry, kprobes and the tracepoints all attach), smaller and without
 # phases 4 and 5; there absolute times mean nothing, the ratios do.
 #
@@ -74,12 +75,19 @@ PHASES=" ${BENCH_PHASES:-throughput cost modes attach cpu contention} "
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 has_phase() { [[ $PHASES == *" $1 "* ]]; }
+die() { echo "bench: $*" >&2; exit 2; }
 
 if [ ! -c /dev/kvm ] && [ -z "${BENCH_GUEST:-}" ]; then
-	echo "bench: no /dev/kvm here: running in a KVM-capable guest (Debian 6.12 under QEMU/TCG, npt=0)."
+	# BENCH_NPT=1: nested paging and the TDP MMU (tdp_mmu=Y), where users' hosts are
+	case ${BENCH_NPT:=0} in
+	0) mmu="npt=0: shadow paging" ;;
+	1) mmu="npt=1: nested paging, tdp_mmu=Y" ;;
+	*) die "BENCH_NPT '$BENCH_NPT': expected 0 or 1" ;;
+	esac
+	echo "bench: no /dev/kvm here: running in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu)."
 	echo "  Under TCG absolute times mean nothing: read the ratios (to the floor, to bpftrace)."
-	exec scripts/kvm-guest.sh --npt 0 --timeout 5400 -- env \
-		BENCH_GUEST="a TCG guest (Debian 6.12, npt=0: shadow paging)" \
+	exec scripts/kvm-guest.sh --npt "$BENCH_NPT" --tdp-mmu Y --timeout 5400 -- env \
+		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" \
 		BENCH_ROUNDS="${BENCH_ROUNDS:-3}" BENCH_COST_ROUNDS="${BENCH_COST_ROUNDS:-2}" \
 		BENCH_MEM="${BENCH_MEM:-32M}" BENCH_DIRTY_LOG="${BENCH_DIRTY_LOG:-1}" \
 		BENCH_ATTACH_RUNS="${BENCH_ATTACH_RUNS:-3}" BENCH_MODES="${BENCH_MODES:-}" \
@@ -92,7 +100,6 @@ LATENCY_KFUNC_BT=scripts/bpftrace/kvmmmu-latency-kfunc.bt
 PROBE_MODE=auto # kvmmmu-hist's (KVMMMU_PROBE_MODE) in the configuration being run
 TRIVIAL_BT='tracepoint:kvmmmu:kvm_mmu_set_spte { @c = count(); }'
 
-die() { echo "bench: $*" >&2; exit 2; }
 
 [ "$(id -u)" = 0 ] || die "must run as root (KVM, BPF)"
 [ -c /dev/kvm ] || die "no /dev/kvm"
