@@ -22,7 +22,7 @@ fault_ns) LAT_FAMILY=kvmmmu_mmu_page_fault_duration_seconds ;;
 *) LAT_FAMILY=kvmmmu_walk_to_spte_duration_seconds ;;
 esac
 # --- the exporter (every collector: the dashboards use them all) and Prometheus, every second
-start_exporter "$TMP/exp.log" --collector.per_vcpu
+start_exporter "$TMP/exp.log" --collector.per_vcpu --collector.memslot
 check exporter/starts "$(tail -3 "$TMP/exp.log")" test -n "$EPORT"
 URL=http://127.0.0.1:$EPORT
 EPID1=$EPID

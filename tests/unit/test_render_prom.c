@@ -85,7 +85,7 @@ static double sample(const char *text, const char *series)
 	return -1;
 }
 
-/* S rendered with every collector on, as a scrape without parameters gets it. */
+/* S rendered as a scrape without parameters gets it: every collector but memslot and per_vcpu. */
 static char *render_default(const struct snapshot *s)
 {
 	struct prom_opts o;
