@@ -50,8 +50,10 @@
 #    (BENCH_MODES: tracepoint, fentry, kprobe; default every one that
 #    attaches), kvmmmu-hist forced into it (KVMMMU_PROBE_MODE), against the
 #    bpftrace script of that mode (kvmmmu-latency-kfunc.bt where kfunc
-#    attaches, kvmmmu-latency.bt with tracepoints) and the same baselines.
-#    The report has a table per mode and ends with one summary line per mode.
+#    attaches, kvmmmu-latency.bt with tracepoints) and the same baselines;
+#    with phase 1, its throughput cost too (none, kvmmmu, bpftrace). The
+#    report has a table per mode and ends with one summary line per mode.
+#    (scripts/bench/modes.sh)
 #
 # BENCH_PHASES (default: throughput cost modes attach cpu contention) picks
 # phases; phase 2 (cost) always runs: the report and its summary lines are its. Without /dev/kvm the benchmark runs in a KVM-capable guest
@@ -329,6 +331,8 @@ mode_why() {
 bt_script() {
 	if [ "$1" = tracepoint ]; then echo "$LATENCY_BT"; else echo "$LATENCY_KFUNC_BT"; fi
 }
+# shellcheck source=scripts/bench/modes.sh
+source "$ROOT/scripts/bench/modes.sh"
 mode_attaches auto
 DEFAULT_MODE=$(probe_mode_of "$TMP/mode.auto.out")
 BT_SCRIPT=$(bt_script "$DEFAULT_MODE")
@@ -342,24 +346,32 @@ echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 # ---- phase 1: throughput ----
-if has_phase throughput; then
+# tput_phase FILE CONFIGS...: ROUNDS rounds of the workload under each of
+# CONFIGS (in PROBE_MODE), the order rotated per round, bpf_stats off; one
+# line a run into FILE: cfg faults seconds dirty_faults dirty_seconds round.
+tput_phase() {
+	local file=$1 r cfg tag
+	shift
 	sysctl -qw kernel.bpf_stats_enabled=0
-	echo "Phase 1: fault throughput, $ROUNDS rounds x {none, kvmmmu, kvmmmu-base, kvmmmu-s16, bpftrace}, order rotated per round"
 	run_load warmup
-	: >"$TMP/tput"
+	: >"$file"
 	for ((r = 0; r < ROUNDS; r++)); do
-		for cfg in $(rotate "$r" none kvmmmu kvmmmu-base kvmmmu-s16 bpftrace); do
-			tag=t$r.$cfg
+		for cfg in $(rotate "$r" "$@"); do
+			tag=t$(basename "$file")$r.$cfg
 			quiesce
 			start_tracer "$cfg" "$tag"
 			run_load "$tag"
 			stop_tracer
-			echo "$cfg $f $t $df $dt $r" >>"$TMP/tput"
+			echo "$cfg $f $t $df $dt $r" >>"$file"
 			printf '  round %d %-13s %8d faults in %6.3f s: %8.0f faults/s (dirty-log passes %8.0f/s)\n' \
 				$((r + 1)) "$cfg" "$f" "$t" "$(awk -v f="$f" -v t="$t" 'BEGIN { print f / t }')" \
 				"$(awk -v f="$df" -v t="$dt" 'BEGIN { print (t > 0) ? f / t : 0 }')"
 		done
 	done
+}
+if has_phase throughput; then
+	echo "Phase 1: fault throughput, $ROUNDS rounds x {none, kvmmmu, kvmmmu-base, kvmmmu-s16, bpftrace}, order rotated per round"
+	tput_phase "$TMP/tput" none kvmmmu kvmmmu-base kvmmmu-s16 bpftrace
 	echo
 else
 	echo "Phase 1: not run (BENCH_PHASES)"
@@ -411,23 +423,8 @@ echo "  in kvmmmu's own mode here ($DEFAULT_MODE), each with the baseline progra
 cost_phase "" kvmmmu kvmmmu-base kvmmmu-s16 kvmmmu-phases bpftrace
 echo
 
-# ---- phase 6 (run here, reported with phase 2): the other probe modes ----
-MODES_RUN=()
-if has_phase modes; then
-	for m in ${BENCH_MODES:-tracepoint fentry kprobe}; do
-		[ "$m" = "$DEFAULT_MODE" ] && continue
-		if ! mode_attaches "$m"; then
-			echo "Phase 6: mode $m: not measured: $(mode_why "$m")"
-			continue
-		fi
-		PROBE_MODE=$m BT_SCRIPT=$(bt_script "$m")
-		echo "Phase 6: mode $m (KVMMMU_PROBE_MODE=$m, against $BT_SCRIPT), $COST_ROUNDS rounds"
-		cost_phase ".$m" kvmmmu kvmmmu-base kvmmmu-s16 kvmmmu-phases bpftrace
-		MODES_RUN+=("$m")
-		echo
-	done
-	PROBE_MODE=auto BT_SCRIPT=$(bt_script "$DEFAULT_MODE")
-fi
+# ---- phase 6 (run here, reported with phase 2): the other probe modes (scripts/bench/modes.sh) ----
+modes_run
 
 # ---- phase 3: attach time ----
 if has_phase attach; then
@@ -595,6 +592,7 @@ COST=$TMP/cost COSTF=$TMP/cost_faults # the mode reported: phase 2's
 # best run (background load only ever slows a run down) and its ratio to the
 # best "none" run; the paired median for the dirty-log passes alone.
 # One line each: cfg median ratio paired_med paired_lo paired_hi best best_ratio dirty_paired
+# summarize FILE: of FILE's runs (tput_phase's)
 summarize() {
 	awk 'function med(a, n,   i, j, t) {
 			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
@@ -616,9 +614,9 @@ summarize() {
 				printf "%s %.0f %.4f %.4f %.4f %.4f %.0f %.4f %.4f\n", c, m[c], m[c] / m["none"],
 					med(pr, np), plo, phi, best[c], best[c] / best["none"], med(pd, np)
 			}
-		}' "$TMP/tput"
+		}' "$1"
 }
-summarize >"$TMP/summary"
+summarize "$TMP/tput" >"$TMP/summary"
 echo "Fault throughput: faults/s = KVM pf_taken / (populate + dirty-memory time), $ROUNDS runs each"
 printf '  %-9s %9s %8s  %-26s %9s %8s  %s\n' tracer median "vs none" "paired vs none [min..max]" \
 	best "vs none" "dirty-log passes, paired"
@@ -735,8 +733,6 @@ floor_line() {
 }
 floor_line kvmmmu default
 floor_line kvmmmu-base accounting-only
-KV_FLOOR_PF=$(floor_line kvmmmu default ns)
-KB_FLOOR_PF=$(floor_line kvmmmu-base accounting-only ns)
 # Throughput cost from the paired medians, each against bpftrace's.
 tp_cost() { awk -v r="$1" 'BEGIN { printf "%.1f", 100 * (1 - r) }'; }
 read -r bt_pm < <(awk '$1 == "bpftrace" { print $4 }' "$TMP/summary")
@@ -792,55 +788,7 @@ awk -v kv="$KV_PF" -v bt="$BT_PF" -v rate="${NONE:-0}" -v vcpus="$VCPUS" -v kvf=
 		100 * kv / per, 100 * (kv - kve * kvf) / per, 100 * bt / per, 100 * (bt - bte * btf) / per }'
 echo
 [ "$BUSY_RUNS" -gt 0 ] && echo "warning: $BUSY_RUNS runs started while another VM was running (shared machine?)"
-# ---- probe modes (phase 6) ----
-# mode_line MODE: the summary line of the mode whose figures COST and COSTF
-# hold (an interface: scripts read it); also into $TMP/modelines.
-mode_line() {
-	read -r KV_PF _ _ _ KV_N < <(per_fault kvmmmu)
-	read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
-	read -r BT_PF _ _ _ BT_N < <(per_fault bpftrace)
-	local fv fb
-	fv=$(floor_line kvmmmu default ns)
-	fb=$(floor_line kvmmmu-base accounting-only ns)
-	awk -v kv="$KV_PF" -v kb="$KB_PF" -v bt="$BT_PF" -v fv="${fv:-0}" -v fb="${fb:-0}" -v m="$1" 'BEGIN {
-		if (fv > 0 && fb > 0 && bt > 0)
-			printf "mode %s: default %.2fx floor, accounting %.2fx floor, %.2f of bpftrace\n", m, kv / fv, kb / fb, kv / bt
-		else
-			printf "mode %s: not measured (no floor or no bpftrace figure in this run)\n", m }' |
-		tee -a "$TMP/modelines"
-}
-# mode_table MODE: phase 6's figures of MODE, against its floor and bpftrace, and its targets.
-mode_table() {
-	local m=$1 bt
-	COST=$TMP/cost.$m COSTF=$TMP/cost_faults.$m
-	bt=$(bt_script "$m")
-	read -r KV_PF _ _ _ KV_N < <(per_fault kvmmmu)
-	read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
-	read -r KS_PF _ _ _ KS_N < <(per_fault kvmmmu-s16)
-	read -r KP_PF _ _ _ KP_N < <(per_fault kvmmmu-phases)
-	read -r BT_PF _ _ _ BT_N < <(per_fault bpftrace)
-	echo "Mode $m (KVMMMU_PROBE_MODE=$m): BPF ns per fault, program runs per fault"
-	floor_line kvmmmu default
-	floor_line kvmmmu-base accounting-only
-	printf '  %-40s %9s ns %7s runs\n' "default" "$KV_PF" "$KV_N" "accounting (outcomes,paths,walk_to_spte_ns)" \
-		"$KB_PF" "$KB_N" "--sample 16" "$KS_PF" "$KS_N" "--metric all (with the phases)" "$KP_PF" "$KP_N" \
-		"bpftrace $(basename "$bt")" "$BT_PF" "$BT_N"
-	local fv fb r1 r2 r3
-	fv=$(floor_line kvmmmu default ns)
-	fb=$(floor_line kvmmmu-base accounting-only ns)
-	r1=$(awk -v a="$KV_PF" -v b="${fv:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-	r2=$(awk -v a="$KB_PF" -v b="${fb:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-	r3=$(awk -v a="$KV_PF" -v b="$BT_PF" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-	printf '  targets (issue 25): default <= 1.25x floor: %sx  %s; accounting <= 1.2x: %sx  %s;' \
-		"$r1" "$(verdict "$r1" 1.25)" "$r2" "$(verdict "$r2" 1.2)"
-	if [ "$m" = tracepoint ]; then
-		printf ' default %s of bpftrace\n' "$r3"
-	else
-		printf ' default <= 0.33 of bpftrace: %s  %s\n' "$r3" "$(verdict "$r3" 0.33)"
-	fi
-	echo "  (throughput in this mode: not measured; phase 1 runs kvmmmu's own mode only)"
-	echo
-}
+# ---- probe modes (phase 6, scripts/bench/modes.sh) ----
 for m in "${MODES_RUN[@]}"; do
 	mode_table "$m"
 done

@@ -1,0 +1,94 @@
+# shellcheck shell=bash disable=SC2034 # it sets bench.sh's globals (COST, PROBE_MODE, ...)
+# SPDX-License-Identifier: GPL-2.0
+#
+# Phase 6 of scripts/bench.sh, which sources this: kvmmmu's cost in each
+# probe mode it attaches besides its own (issue 25). For each, phase 2's BPF
+# cost configurations and, with phase 1, its throughput (none, kvmmmu,
+# bpftrace), kvmmmu-hist forced into the mode (KVMMMU_PROBE_MODE) against the
+# bpftrace script of that mode. Uses bench.sh's helpers and variables.
+
+MODES_RUN=()
+# modes_run: phase 6, for BENCH_MODES (default: every mode but kvmmmu's own)
+modes_run() {
+	local m
+	has_phase modes || return 0
+	for m in ${BENCH_MODES:-tracepoint fentry kprobe}; do
+		[ "$m" = "$DEFAULT_MODE" ] && continue
+		if ! mode_attaches "$m"; then
+			echo "Phase 6: mode $m: not measured: $(mode_why "$m")"
+			continue
+		fi
+		PROBE_MODE=$m BT_SCRIPT=$(bt_script "$m")
+		echo "Phase 6: mode $m (KVMMMU_PROBE_MODE=$m, against $BT_SCRIPT), $COST_ROUNDS rounds"
+		cost_phase ".$m" kvmmmu kvmmmu-base kvmmmu-s16 kvmmmu-phases bpftrace
+		if has_phase throughput; then
+			echo "Phase 6: mode $m: fault throughput, $ROUNDS rounds x {none, kvmmmu, bpftrace}"
+			tput_phase "$TMP/tput.$m" none kvmmmu bpftrace
+		fi
+		MODES_RUN+=("$m")
+		echo
+	done
+	PROBE_MODE=auto BT_SCRIPT=$(bt_script "$DEFAULT_MODE")
+}
+
+# mode_line MODE: the summary line of the mode whose figures COST and COSTF
+# hold (an interface: scripts read it); also into $TMP/modelines.
+mode_line() {
+	read -r KV_PF _ _ _ KV_N < <(per_fault kvmmmu)
+	read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
+	read -r BT_PF _ _ _ BT_N < <(per_fault bpftrace)
+	local fv fb
+	fv=$(floor_line kvmmmu default ns)
+	fb=$(floor_line kvmmmu-base accounting-only ns)
+	awk -v kv="$KV_PF" -v kb="$KB_PF" -v bt="$BT_PF" -v fv="${fv:-0}" -v fb="${fb:-0}" -v m="$1" 'BEGIN {
+		if (fv > 0 && fb > 0 && bt > 0)
+			printf "mode %s: default %.2fx floor, accounting %.2fx floor, %.2f of bpftrace\n", m, kv / fv, kb / fb, kv / bt
+		else
+			printf "mode %s: not measured (no floor or no bpftrace figure in this run)\n", m }' |
+		tee -a "$TMP/modelines"
+}
+
+# mode_throughput FILE: "kvmmmu X%, bpftrace Y% (paired medians)" of FILE's runs
+mode_throughput() {
+	summarize "$1" | awk '$1 == "kvmmmu" { k = 100 * (1 - $4); kl = 100 * (1 - $6); kh = 100 * (1 - $5) }
+		$1 == "bpftrace" { b = 100 * (1 - $4) }
+		END { printf "kvmmmu %.1f%% (rounds %.1f%%..%.1f%%), bpftrace %.1f%%: %.2f of bpftrace\n",
+			k, kl, kh, b, (b > 0) ? k / b : 0 }'
+}
+
+# mode_table MODE: phase 6's figures of MODE, against its floor and bpftrace, and its targets.
+mode_table() {
+	local m=$1 bt
+	COST=$TMP/cost.$m COSTF=$TMP/cost_faults.$m
+	bt=$(bt_script "$m")
+	read -r KV_PF _ _ _ KV_N < <(per_fault kvmmmu)
+	read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
+	read -r KS_PF _ _ _ KS_N < <(per_fault kvmmmu-s16)
+	read -r KP_PF _ _ _ KP_N < <(per_fault kvmmmu-phases)
+	read -r BT_PF _ _ _ BT_N < <(per_fault bpftrace)
+	echo "Mode $m (KVMMMU_PROBE_MODE=$m): BPF ns per fault, program runs per fault"
+	floor_line kvmmmu default
+	floor_line kvmmmu-base accounting-only
+	printf '  %-40s %9s ns %7s runs\n' "default" "$KV_PF" "$KV_N" "accounting (outcomes,paths,walk_to_spte_ns)" \
+		"$KB_PF" "$KB_N" "--sample 16" "$KS_PF" "$KS_N" "--metric all (with the phases)" "$KP_PF" "$KP_N" \
+		"bpftrace $(basename "$bt")" "$BT_PF" "$BT_N"
+	local fv fb r1 r2 r3
+	fv=$(floor_line kvmmmu default ns)
+	fb=$(floor_line kvmmmu-base accounting-only ns)
+	r1=$(awk -v a="$KV_PF" -v b="${fv:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+	r2=$(awk -v a="$KB_PF" -v b="${fb:-0}" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+	r3=$(awk -v a="$KV_PF" -v b="$BT_PF" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+	printf '  targets (issue 25): default <= 1.25x floor: %sx  %s; accounting <= 1.2x: %sx  %s;' \
+		"$r1" "$(verdict "$r1" 1.25)" "$r2" "$(verdict "$r2" 1.2)"
+	if [ "$m" = tracepoint ]; then
+		printf ' default %s of bpftrace\n' "$r3"
+	else
+		printf ' default <= 0.33 of bpftrace: %s  %s\n' "$r3" "$(verdict "$r3" 0.33)"
+	fi
+	if [ -s "$TMP/tput.$m" ]; then
+		echo "  throughput cost (paired medians against no tracer): $(mode_throughput "$TMP/tput.$m")"
+	else
+		echo "  throughput cost in this mode: not measured (phase 1 not run: BENCH_PHASES)"
+	fi
+	echo
+}
