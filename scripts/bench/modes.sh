@@ -70,7 +70,7 @@ mode_table() {
 	floor_line kvmmmu default
 	floor_line kvmmmu-base accounting-only
 	printf '  %-40s %9s ns %7s runs\n' "default" "$KV_PF" "$KV_N" "accounting (outcomes,paths,walk_to_spte_ns)" \
-		"$KB_PF" "$KB_N" "--sample 16" "$KS_PF" "$KS_N" "--metric all (with the phases)" "$KP_PF" "$KP_N" \
+		"$KB_PF" "$KB_N" "--sample 16" "$KS_PF" "$KS_N" "--metric default,phases" "$KP_PF" "$KP_N" \
 		"bpftrace $(basename "$bt")" "$BT_PF" "$BT_N"
 	local fv fb r1 r2 r3
 	fv=$(floor_line kvmmmu default ns)

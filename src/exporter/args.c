@@ -26,7 +26,8 @@ const char *argp_program_version = "kvmmmu-exporter " KVMMMU_VERSION;
 
 static const char doc[] =
 	"Serves kvmmmu's figures of every VM to Prometheus: page faults by path and "
-	"outcome, their latency, mmu_lock waits, memslot lookups, MMU events and KVM's "
+	"outcome, their latency, mmu_lock waits, memslot lookups (--collector.memslot), MMU "
+	"events and KVM's "
 	"own statistics.\n"
 	"\n"
 	"USAGE: kvmmmu-exporter [--web.listen-address=[HOST]:PORT]... [--web.telemetry-path=PATH] "

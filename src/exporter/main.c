@@ -150,6 +150,28 @@ static void run(struct exporter *e)
 	}
 }
 
+/* Which collectors are on: one that was on by default before (memslot) says so here. */
+static void say_collectors(const struct prom_opts *o)
+{
+	const char *sep = "";
+
+	fprintf(stderr, "kvmmmu-exporter: collectors on:");
+	for (int c = 0; c < PROM_N_COLLECTORS; c++)
+		if (o->collector[c]) {
+			fprintf(stderr, "%s %s", sep, prom_collector_names[c]);
+			sep = ",";
+		}
+	fprintf(stderr, "; off:");
+	sep = "";
+	for (int c = 0; c < PROM_N_COLLECTORS; c++)
+		if (!o->collector[c]) {
+			fprintf(stderr, "%s %s (--collector.%s)", sep, prom_collector_names[c],
+				prom_collector_names[c]);
+			sep = ",";
+		}
+	fprintf(stderr, "%s\n", *sep ? "" : " none");
+}
+
 int main(int argc, char **argv)
 {
 	static struct exporter e = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -197,6 +219,7 @@ int main(int argc, char **argv)
 	if (!err && (err = http_start(&e, why, sizeof(why))))
 		elog("%s", why);
 	if (!err) {
+		say_collectors(&e.env.prom);
 		run(&e);
 		if (e.env.verbose)
 			elog("signal %d: stopping", (int)quit_signal);

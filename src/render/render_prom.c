@@ -359,6 +359,9 @@ static void memslot(struct ctx *x)
 {
 	const struct snapshot *s = x->snap;
 
+	/* not probed here (tracepoints only): no lookups counted, so no 0 for them */
+	if (!s->hist_available[KVMMMU_HIST_MEMSLOT])
+		return;
 	prom_family(x->w, "kvmmmu_memslot_lookups_total", PROM_COUNTER,
 		    "kvm_vcpu_gfn_to_memslot() calls, inside page faults or outside them");
 	for (size_t i = 0; i < s->m.n_vms; i++) {
@@ -369,10 +372,9 @@ static void memslot(struct ctx *x)
 		prom_u64(x->w, in, 2, f->counters[KVMMMU_MEMSLOT_LOOKUPS]);
 		prom_u64(x->w, out, 2, f->counters[KVMMMU_MEMSLOT_OTHER]);
 	}
-	if (s->hist_available[KVMMMU_HIST_MEMSLOT])
-		vm_hist(x, "kvmmmu_memslot_lookup_duration_seconds",
-			"One kvm_vcpu_gfn_to_memslot() call inside a page fault",
-			FIG(hist[KVMMMU_HIST_MEMSLOT]));
+	vm_hist(x, "kvmmmu_memslot_lookup_duration_seconds",
+		"One kvm_vcpu_gfn_to_memslot() call inside a page fault",
+		FIG(hist[KVMMMU_HIST_MEMSLOT]));
 }
 
 static const char *const lock_modes[KVMMMU_LOCK_MODES] = {"read", "write"};

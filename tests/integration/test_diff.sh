@@ -122,7 +122,7 @@ if command -v gnuplot >/dev/null; then
 	"$DIFF" --plot "$TMP/ab.png" "N=$a" "Y=$b" >/dev/null 2>"$TMP/plot.err"
 	# 360 pixels a panel: the outcomes, and each VM-wide latency histogram the
 	# probe mode has (the ones kvmmmu-diff compared above: walk_to_spte_ns
-	# from tracepoints; fault_ns, slow_path_ns, memslot_ns, ... with function probes)
+	# from tracepoints; fault_ns, slow_path_ns, ... with function probes)
 	h=$((360 * (1 + $(grep -c '^  vm1 [a-z_]*: Y shifted' "$TMP/ab.out"))))
 	check diff/plot-png "$(cat "$TMP/plot.err") $(file "$TMP/ab.png"), want 1100 x $h" \
 		eval 'file "$TMP/ab.png" | grep -q "PNG image data, 1100 x $h,"'
