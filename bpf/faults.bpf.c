@@ -96,27 +96,55 @@ TP_PAIR(sched_process_fork, on_fork(parent, child), struct task_struct *parent,
  * keeps the kernel stack it sleeps in; switching back in, the wait's length
  * goes to its fault, whose record takes the longest wait's stack. Attached
  * only with --stack: it fires at every context switch of the host, and
- * looks up, never makes, a thread's entry.
+ * looks up, never makes, a thread's entry (its stacks' it makes, in a
+ * fault).
  */
-static __always_inline struct kvmmmu_thread_stats *thread_of(struct task_struct *t)
+static __always_inline struct kvmmmu_thread_key key_of(struct task_struct *t)
 {
-	struct kvmmmu_thread_key key = {.tgid = BPF_CORE_READ(t, tgid),
-					.tid = BPF_CORE_READ(t, pid)};
-	struct kvmmmu_thread_stats *s = bpf_map_lookup_elem(&thread_stats, &key);
+	return (struct kvmmmu_thread_key){.tgid = BPF_CORE_READ(t, tgid),
+					  .tid = BPF_CORE_READ(t, pid)};
+}
+
+static __always_inline struct kvmmmu_thread_stats *thread_of(struct kvmmmu_thread_key *key)
+{
+	struct kvmmmu_thread_stats *s = bpf_map_lookup_elem(&thread_stats, key);
 
 	return s && s->id.ready ? s : NULL;
 }
 
+/*
+ * The thread KEY leaves the CPU: its stack, into the slot its longest wait
+ * does not hold. Bytes kept, or -errno (-ENOENT: no room for the thread:
+ * the map holds as many threads as thread_stats).
+ */
+static __always_inline __s32 keep_stack(void *ctx, struct kvmmmu_thread_key *key)
+{
+	struct kvmmmu_wait_stacks *w = bpf_map_lookup_elem(&wait_stacks, key);
+	__u32 zero = 0;
+	void *blank;
+
+	if (!w && (blank = bpf_map_lookup_elem(&blank_wait_stacks, &zero))) {
+		bpf_map_update_elem(&wait_stacks, key, blank, BPF_NOEXIST);
+		w = bpf_map_lookup_elem(&wait_stacks, key);
+	}
+	if (!w)
+		return -ENOENT;
+	return bpf_get_stack(ctx, w->ips[(w->longest ^ 1) & 1], sizeof(w->ips[0]), 0);
+}
+
 static __always_inline int on_switch(void *ctx, struct task_struct *prev, struct task_struct *next)
 {
-	struct kvmmmu_thread_stats *s = thread_of(prev);
+	struct kvmmmu_thread_key key = key_of(prev);
+	struct kvmmmu_thread_stats *s = thread_of(&key);
+	struct kvmmmu_wait_stacks *w;
 	__u64 now, ns;
 
 	if (s && (func_mode ? s->st.in_fault && s->st.fault_ts : s->st.walked && s->st.walk_ts)) {
 		s->st.off_ts = bpf_ktime_get_ns();
-		s->st.off_stack = bpf_get_stackid(ctx, &slow_stack_traces, 0);
+		s->st.off_stack = keep_stack(ctx, &key);
 	}
-	s = thread_of(next);
+	key = key_of(next);
+	s = thread_of(&key);
 	if (!s || !s->st.off_ts)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -126,6 +154,14 @@ static __always_inline int on_switch(void *ctx, struct task_struct *prev, struct
 	if (ns > s->st.off_max_ns) {
 		s->st.off_max_ns = ns;
 		s->st.off_max_stack = s->st.off_stack;
+		/* the wait's stack is the longest's now: its slot is kept */
+		w = s->st.off_stack > 0 ? bpf_map_lookup_elem(&wait_stacks, &key) : NULL;
+		if (w) {
+			w->longest ^= 1;
+			s->st.off_max_slot = w->longest;
+		} else if (s->st.off_stack > 0) {
+			s->st.off_max_stack = -ENOENT; /* freed meanwhile: nothing to keep */
+		}
 	}
 	return 0;
 }

@@ -85,15 +85,24 @@ const volatile __u64 slower_ns = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096); /* user space sizes it: 1 MiB with --slower, else a page */
+	__uint(max_entries,
+	       4096); /* user space sizes it with --slower (and --stack), else a page */
 } slow_faults SEC(".maps");
-/* --slower --stack: the kernel stacks where timed faults left the CPU (sched_switch) */
+/* --slower --stack: records carry the stack of the fault's longest wait off the CPU */
+const volatile bool slow_stacks = false;
+/*
+ * ... kept per thread (struct kvmmmu_wait_stacks) at sched_switch: made as
+ * threads first leave the CPU in a fault, freed by user space as they exit;
+ * room for as many as the per-thread maps (user space sizes it).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, KVMMMU_STACK_DEPTH * sizeof(__u64));
-	__uint(max_entries, 1); /* user space sizes it with --stack */
-} slow_stack_traces SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1);
+	__type(key, struct kvmmmu_thread_key);
+	__type(value, struct kvmmmu_wait_stacks);
+} wait_stacks SEC(".maps");
+KVMMMU_BLANK_THREAD(blank_wait_stacks, struct kvmmmu_wait_stacks);
 /*
  * Set by user space once every program is attached. Programs attach one by
  * one; a fault whose request was seen before its SPTE's program was there
@@ -261,11 +270,17 @@ static __always_inline void report_slow(struct kvmmmu_thread_stats *s, __u64 ns,
 					__u32 path, __u64 gva, __u64 gpa)
 {
 	__u64 id = bpf_get_current_pid_tgid(), sum;
+	struct kvmmmu_thread_key key = {.tgid = id >> 32, .tid = (__u32)id};
 	struct kvmmmu_slow_fault *r;
+	struct kvmmmu_wait_stacks *w;
 
 	if (!slower_ns || ns < slower_ns)
 		return;
-	r = bpf_ringbuf_reserve(&slow_faults, sizeof(*r), 0);
+	/* two sizes: the stack's 512 bytes only with --stack */
+	if (slow_stacks)
+		r = bpf_ringbuf_reserve(&slow_faults, sizeof(struct kvmmmu_slow_fault_stack), 0);
+	else
+		r = bpf_ringbuf_reserve(&slow_faults, sizeof(*r), 0);
 	if (!r) {
 		__sync_fetch_and_add(&health.slow_lost, 1);
 		return;
@@ -290,10 +305,25 @@ static __always_inline void report_slow(struct kvmmmu_thread_stats *s, __u64 ns,
 	r->access = s->st.last_access;
 	r->level_requested = s->st.level_requested;
 	r->level_installed = s->st.level_installed;
-	r->stack_id = s->st.off_max_ns ? s->st.off_max_stack : -1;
+	r->stack_len = s->st.off_max_ns ? s->st.off_max_stack : -1;
 	r->offcpu_ns = s->st.off_ns;
 	r->offcpu_max_ns = s->st.off_max_ns;
 	__builtin_memcpy(r->process, s->id.process, sizeof(r->process));
+	if (slow_stacks) {
+		struct kvmmmu_slow_fault_stack *rs = (void *)r;
+		__u32 slot = s->st.off_max_slot & 1;
+
+		/*
+		 * The slot the longest wait's stack went into: a wait that
+		 * preempts us here writes the other one (and, were it longer
+		 * still, its record is this one, already past that field)
+		 */
+		w = r->stack_len > 0 ? bpf_map_lookup_elem(&wait_stacks, &key) : NULL;
+		if (r->stack_len > 0 && !w)
+			r->stack_len = -ENOENT;
+		else if (w && bpf_probe_read_kernel(rs->ips, sizeof(rs->ips), w->ips[slot]))
+			r->stack_len = -EFAULT;
+	}
 	bpf_ringbuf_submit(r, 0);
 }
 

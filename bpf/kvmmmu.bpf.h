@@ -117,6 +117,9 @@ static __always_inline void thread_id_init(struct kvmmmu_thread_id *id)
  * TRACED (the pid filter, or NULL for none): such threads get no entry at
  * all. NULL also when the map is full (counted in HEALTH).
  */
+/* include/uapi/asm-generic/errno-base.h */
+#define ENOENT 2
+#define EFAULT 14
 #define PF_KTHREAD 0x00200000 /* include/linux/sched.h, the same since 2.6 */
 
 static __always_inline void *thread_entry(void *map, void *zero, void *traced, void *news,

@@ -155,11 +155,14 @@ struct kvmmmu_fault_state {
 	__u8 level_installed;
 	__u16 pad_levels;
 	/* --slower --stack: the fault's time off the CPU (sleeping or preempted) */
-	__u64 off_ts;	     /* switched out at, in a timed fault; 0: on the CPU */
-	__u64 off_ns;	     /* all its waits off the CPU */
-	__u64 off_max_ns;    /* the longest one */
-	__s32 off_stack;     /* the stack (slow_stack_traces) of the wait in progress */
-	__s32 off_max_stack; /* ... of the longest one; negative: none */
+	__u64 off_ts;	  /* switched out at, in a timed fault; 0: on the CPU */
+	__u64 off_ns;	  /* all its waits off the CPU */
+	__u64 off_max_ns; /* the longest one */
+	/* bytes of the thread's stack kept for the wait in progress (wait_stacks), or -errno */
+	__s32 off_stack;
+	__s32 off_max_stack; /* ... for the longest one; negative: none */
+	__u32 off_max_slot;  /* ... and its slot in wait_stacks */
+	__u32 pad_off;
 };
 
 /*
@@ -429,8 +432,9 @@ struct kvmmmu_slow_fault {
 	__u8 access;	      /* KVMMMU_ACC_* (0: not known) */
 	__u8 level_requested; /* PG_LEVEL_* (1: 4 KiB); 0: no request seen */
 	__u8 level_installed; /* ... the level its SPTE was set at; 0: none set */
-	__s32 stack_id;	      /* --stack: its longest wait off the CPU, in slow_stack_traces;
-				 negative: it never left the CPU, or the map had no room */
+	/* --stack: bytes of the stack of its longest wait off the CPU in the record's ips
+	   (struct kvmmmu_slow_fault_stack); negative: none (-errno: not kept) */
+	__s32 stack_len;
 	char process[16];
 	__u64 offcpu_ns;     /* --stack: its time off the CPU (sleeping or preempted) */
 	__u64 offcpu_max_ns; /* ... its longest stretch */
@@ -438,5 +442,22 @@ struct kvmmmu_slow_fault {
 
 /* --stack: the frames kept of a slow fault's longest wait off the CPU */
 #define KVMMMU_STACK_DEPTH 64
+
+/* --stack: a slow fault's record, and the kernel stack of its longest wait off the CPU */
+struct kvmmmu_slow_fault_stack {
+	struct kvmmmu_slow_fault f;
+	__u64 ips[KVMMMU_STACK_DEPTH]; /* innermost first; f.stack_len bytes of them */
+};
+
+/*
+ * --stack: a thread's own copies of the stacks it left the CPU in, during a
+ * timed fault: its longest wait's so far, and the one in progress's in the
+ * other slot. A thread's own, so that no other stack can take its place.
+ */
+struct kvmmmu_wait_stacks {
+	__u64 ips[2][KVMMMU_STACK_DEPTH];
+	__u32 longest; /* the slot of the fault's longest wait so far (st.off_max_slot) */
+	__u32 pad;
+};
 
 #endif

@@ -70,11 +70,12 @@ static void render_slow_stack(FILE *f, const struct slow_fault *s)
 	fprintf(f, "    off the CPU %.3f ms, the longest wait %.3f ms, in:\n",
 		(double)r->offcpu_ns / 1e6, (double)r->offcpu_max_ns / 1e6);
 	if (!frame) {
-		/* bpf_get_stackid()'s error, or a stack user space could not read */
+		/* no room for the thread, bpf_get_stack()'s or the copy's error, or nothing here */
 		fprintf(f, "        (its stack was not kept: %s)\n",
-			r->stack_id == -EEXIST	 ? "another stack held its slot in the stack map"
-			: r->stack_id == -ENOMEM ? "the stack map was full"
-						 : "it could not be read");
+			r->stack_len == -ENOENT ? "no room for its thread's stacks"
+			: r->stack_len < 0	? strerror(-r->stack_len)
+			: r->stack_len == 0	? "the kernel gave no frames"
+						: "its frames could not be named");
 		return;
 	}
 	while (*frame) {

@@ -288,6 +288,7 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 	ro->sample_every = fs->opts->sample_every > 1 ? fs->opts->sample_every : 1;
 	ro->phases = fs->opts->phases;
 	ro->slower_ns = fs->opts->slower_ns;
+	ro->slow_stacks = fs->opts->slower_ns && fs->opts->slow_stacks;
 	ro->region_shift = fs->opts->region_shift;
 }
 
@@ -415,15 +416,17 @@ static int open_faults(struct faults_source *fs, const enum attach_kind func_kin
 	thread_maps_size(&fs->sizes, fs->skel->maps.thread_stats);
 	bpf_map__set_max_entries(fs->skel->maps.seen_procs, fs->sizes.max_threads);
 	bpf_map__set_max_entries(fs->skel->maps.region_faults, fs->opts->region_shift ? 16384 : 1);
-	/* a page when unused; with --slower room for 7000 records between two drains */
-	bpf_map__set_max_entries(fs->skel->maps.slow_faults,
-				 fs->opts->slower_ns ? 1 << 20 : (__u32)sysconf(_SC_PAGESIZE));
 	/*
-	 * Distinct stacks (8 MiB): vCPU threads wait in a few hundred places, not
-	 * thousands; a stack whose hash slot another holds is not kept (-EEXIST)
+	 * A page when unused; with --slower room for 7000 records between two
+	 * drains, and for 6000 of --stack's (each with 512 bytes of stack)
 	 */
-	bpf_map__set_max_entries(fs->skel->maps.slow_stack_traces,
-				 fs->opts->slow_stacks ? 16384 : 1);
+	bpf_map__set_max_entries(fs->skel->maps.slow_faults, !fs->opts->slower_ns
+								     ? (__u32)sysconf(_SC_PAGESIZE)
+							     : fs->opts->slow_stacks ? 1 << 22
+										     : 1 << 20);
+	/* --stack: two stacks a thread (512 bytes each), made as they are first needed */
+	bpf_map__set_max_entries(fs->skel->maps.wait_stacks,
+				 fs->opts->slow_stacks ? fs->sizes.max_threads : 1);
 	/* a program with a way around its failure to load is watched */
 	for (size_t i = 0; i < N_FUNC + N_TP; i++) {
 		struct probe_progs pp = progs_of(fs, i);

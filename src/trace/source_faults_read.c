@@ -71,6 +71,7 @@ static void retire_thread(struct faults_source *fs, const struct kvmmmu_thread_k
 		}
 	}
 	bpf_map_delete_elem(fd, key);
+	bpf_map_delete_elem(bpf_map__fd(fs->skel->maps.wait_stacks), key);
 }
 
 void faults_source_retire(void *ctx, const struct kvmmmu_thread_key *key, bool gone)

@@ -19,23 +19,20 @@
 #include "sysinfo.h"
 
 /*
- * --stack: the frames of stack ID (slow_stack_traces), named, innermost
- * first and ';'-separated, from the scheduler's caller on (the switch
- * itself, __schedule and the tracing below it, is the same in every one),
- * without the tracers' own: a BPF trampoline (fentry, ours or another
- * tool's) and the call into it at its function's start, which would show
- * each probed function twice; NULL when there is none, or no memory.
+ * --stack: the N frames of IPS, named, innermost first and ';'-separated,
+ * from the scheduler's caller on (the switch itself, __schedule and the
+ * tracing below it, is the same in every one), without the tracers' own: a
+ * BPF trampoline (fentry, ours or another tool's) and the call into it at
+ * its function's start, which would show each probed function twice; NULL
+ * when there is none, or no memory.
  */
-static char *slow_stack(struct faults_source *fs, __s32 id)
+static char *slow_stack(struct faults_source *fs, const __u64 *ips, size_t depth)
 {
-	__u64 ips[KVMMMU_STACK_DEPTH] = {};
 	size_t cap = 0, first = 0, n;
 	char frame[256], *out = NULL;
 	FILE *f;
 
-	if (id < 0 || bpf_map_lookup_elem(bpf_map__fd(fs->skel->maps.slow_stack_traces), &id, ips))
-		return NULL;
-	for (n = 0; n < KVMMMU_STACK_DEPTH && ips[n]; n++) {
+	for (n = 0; n < depth && ips[n]; n++) {
 		kernel_symbols_name(fs->ksyms, ips[n], frame, sizeof(frame));
 		if (!strncmp(frame, "__schedule+", 11))
 			first = n + 1;
@@ -67,17 +64,24 @@ static int on_slow_fault(void *ctx, void *data, size_t len)
 {
 	struct faults_source *fs = ctx;
 	const struct kvmmmu_slow_fault *r = data;
+	const struct kvmmmu_slow_fault_stack *rs = data;
 	char process[sizeof(r->process) + 1] = {};
+	char *stack = NULL;
 	const char *vm;
 
 	if (len < sizeof(*r))
 		return 0;
+	/* bpf_get_stack() fills no more than the slot: the bound is the record's all the same */
+	if (fs->opts->slow_stacks && len >= sizeof(*rs) && r->stack_len > 0)
+		stack = slow_stack(fs, rs->ips,
+				   (size_t)r->stack_len < sizeof(rs->ips)
+					   ? (size_t)r->stack_len / sizeof(rs->ips[0])
+					   : KVMMMU_STACK_DEPTH);
 	memcpy(process, r->process, sizeof(r->process));
 	vm = threads_vm_name(fs->threads, (int)r->tgid);
 	slow_faults_append(&fs->slow, r,
 			   threads_vm_index(fs->threads, (int)r->tgid, r->kvm, r->kvm_born),
-			   vm ? vm : process, (double)r->ts_ns / 1e9 + fs->mono_to_wall,
-			   fs->opts->slow_stacks ? slow_stack(fs, r->stack_id) : NULL);
+			   vm ? vm : process, (double)r->ts_ns / 1e9 + fs->mono_to_wall, stack);
 	return 0;
 }
 
