@@ -47,8 +47,11 @@
 #    baseline program.
 #
 # 6. Probe modes. Phase 2 again for each other mode kvmmmu attaches here
-#    (BENCH_MODES: tracepoint, fentry, kprobe; default every one that
-#    attaches), kvmmmu-hist forced into it (KVMMMU_PROBE_MODE), against the
+#    (BENCH_MODES: tracepoint, fentry, kprobe, done-event; default every one
+#    that attaches; done-event with BENCH_PATCHED, KVM's modules built by
+#    scripts/kernel-patches.sh, loaded for it in place of the stock ones, as
+#    the guest below does when they are built), kvmmmu-hist forced into it
+#    (KVMMMU_PROBE_MODE), against the
 #    bpftrace script of that mode (kvmmmu-latency-kfunc.bt where kfunc
 #    attaches, kvmmmu-latency.bt with tracepoints) and the same baselines;
 #    with phase 1, its throughput cost too (none, kvmmmu, bpftrace). The
@@ -56,7 +59,8 @@
 #    (scripts/bench/modes.sh)
 #
 # BENCH_PHASES (default: throughput cost modes attach cpu contention) picks
-# phases; phase 2 (cost) always runs: the report and its summary lines are its. Without /dev/kvm the benchmark runs in a KVM-capable guest
+# phases; phase 2 (cost) always runs: the report and its summary lines are
+# its. Without /dev/kvm the benchmark runs in a KVM-capable guest
 # (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG, npt=0: shadow paging, or
 # BENCH_NPT=1: nested paging and the TDP MMU,
 # where fentry, kprobes and the tracepoints all attach), smaller and without
@@ -88,8 +92,10 @@ if [ ! -c /dev/kvm ] && [ -z "${BENCH_GUEST:-}" ]; then
 	esac
 	echo "bench: no /dev/kvm here: running in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu)."
 	echo "  Under TCG absolute times mean nothing: read the ratios (to the floor, to bpftrace)."
+	# the done-event mode's patched modules, where they were built for the guest's kernel
+	patched=$(scripts/kernel-patches.sh built 6.12 2>/dev/null)
 	exec scripts/kvm-guest.sh --npt "$BENCH_NPT" --tdp-mmu Y --timeout 5400 -- env \
-		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" \
+		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$patched}" \
 		BENCH_ROUNDS="${BENCH_ROUNDS:-3}" BENCH_COST_ROUNDS="${BENCH_COST_ROUNDS:-2}" \
 		BENCH_MEM="${BENCH_MEM:-32M}" BENCH_DIRTY_LOG="${BENCH_DIRTY_LOG:-1}" \
 		BENCH_ATTACH_RUNS="${BENCH_ATTACH_RUNS:-3}" BENCH_MODES="${BENCH_MODES:-}" \

@@ -6,6 +6,13 @@
 # cost configurations and, with phase 1, its throughput (none, kvmmmu,
 # bpftrace), kvmmmu-hist forced into the mode (KVMMMU_PROBE_MODE) against the
 # bpftrace script of that mode. Uses bench.sh's helpers and variables.
+#
+# The done-event mode (kernel-patches' 0001: kvmmmu:kvm_mmu_page_fault_done,
+# one event a fault) needs KVM's patched modules: with BENCH_PATCHED (a
+# folder of kvm.ko and kvm-amd.ko that scripts/kernel-patches.sh built for
+# this kernel) they replace the stock ones for that mode, which come back
+# after it. That reloads KVM: only where no other VM runs (bench.sh's guest
+# passes its cache's build when there is one).
 
 MODES_RUN=()
 # modes_run: phase 6, for BENCH_MODES (default: every mode but kvmmmu's own)
@@ -13,7 +20,7 @@ modes_run() {
 	local m
 	has_phase modes || return 0
 	for m in ${BENCH_MODES:-tracepoint fentry kprobe}; do
-		[ "$m" = "$DEFAULT_MODE" ] && continue
+		[ "$m" = "$DEFAULT_MODE" ] || [ "$m" = done-event ] && continue
 		if ! mode_attaches "$m"; then
 			echo "Phase 6: mode $m: not measured: $(mode_why "$m")"
 			continue
@@ -28,7 +35,67 @@ modes_run() {
 		MODES_RUN+=("$m")
 		echo
 	done
+	done_event_run
 	PROBE_MODE=auto BT_SCRIPT=$(bt_script "$DEFAULT_MODE")
+}
+
+# kvm_reload DIR|stock: KVM's modules again, DIR's or the stock ones, with the
+# tdp_mmu and npt the running ones have (AMD's: the guest's kind)
+kvm_reload() {
+	local tdp npt
+	tdp=$(cat /sys/module/kvm/parameters/tdp_mmu 2>/dev/null || echo Y)
+	npt=$(cat /sys/module/kvm_amd/parameters/npt 2>/dev/null || echo 1)
+	case $npt in Y | 1) npt=1 ;; *) npt=0 ;; esac
+	rmmod kvm_amd kvm || return 1
+	if [ "$1" = stock ]; then
+		modprobe kvm tdp_mmu="$tdp" && modprobe kvm_amd npt="$npt"
+	else
+		insmod "$1/kvm.ko" tdp_mmu="$tdp" && insmod "$1/kvm-amd.ko" npt="$npt"
+	fi
+}
+
+# done_event_why: why the done-event mode cannot be measured here, or nothing
+done_event_why() {
+	if [ -z "${BENCH_PATCHED:-}" ]; then
+		echo "no patched modules (BENCH_PATCHED: scripts/kernel-patches.sh build)"
+	elif [ ! -f "$BENCH_PATCHED/kvm.ko" ] || [ ! -f "$BENCH_PATCHED/kvm-amd.ko" ]; then
+		echo "no kvm.ko and kvm-amd.ko in $BENCH_PATCHED"
+	elif [ ! -d /sys/module/kvm_amd ]; then
+		echo "the patched modules are reloaded for AMD (kvm_amd) only"
+	elif [ "$(modinfo -F vermagic "$BENCH_PATCHED/kvm.ko" | cut -d' ' -f1)" != "$(uname -r)" ]; then
+		echo "the patched modules are for $(modinfo -F vermagic "$BENCH_PATCHED/kvm.ko" | cut -d' ' -f1), this is $(uname -r)"
+	fi
+}
+
+# done_event_run: phase 6 in the done-event mode (tracepoints, with the
+# patched modules' kvm_mmu_page_fault_done), against the tracepoint script
+done_event_run() {
+	local why
+	[[ " ${BENCH_MODES:-tracepoint fentry kprobe done-event} " == *" done-event "* ]] || return 0
+	why=$(done_event_why)
+	if [ -n "$why" ]; then
+		echo "Phase 6: mode done-event: not measured: $why"
+		return 0
+	fi
+	if ! kvm_reload "$BENCH_PATCHED"; then
+		echo "Phase 6: mode done-event: not measured: the patched modules did not load"
+		kvm_reload stock
+		return 0
+	fi
+	if mode_attaches tracepoint && grep -q 'kvm_mmu_page_fault_done' "$TMP/mode.tracepoint.out"; then
+		PROBE_MODE=tracepoint BT_SCRIPT=$(bt_script tracepoint)
+		echo "Phase 6: mode done-event (the patched modules of $BENCH_PATCHED, KVMMMU_PROBE_MODE=tracepoint, against $BT_SCRIPT), $COST_ROUNDS rounds"
+		cost_phase ".done-event" kvmmmu kvmmmu-base kvmmmu-s16 kvmmmu-phases bpftrace
+		if has_phase throughput; then
+			echo "Phase 6: mode done-event: fault throughput, $ROUNDS rounds x {none, kvmmmu, bpftrace}"
+			tput_phase "$TMP/tput.done-event" none kvmmmu bpftrace
+		fi
+		MODES_RUN+=(done-event)
+	else
+		echo "Phase 6: mode done-event: not measured: kvmmmu-hist did not attach kvm_mmu_page_fault_done"
+	fi
+	kvm_reload stock || echo "bench: warning: the stock KVM modules did not load again" >&2
+	echo
 }
 
 # mode_line MODE: the summary line of the mode whose figures COST and COSTF
@@ -60,7 +127,7 @@ mode_throughput() {
 mode_table() {
 	local m=$1 bt
 	COST=$TMP/cost.$m COSTF=$TMP/cost_faults.$m
-	bt=$(bt_script "$m")
+	bt=$(bt_script "${m/done-event/tracepoint}")
 	read -r KV_PF _ _ _ KV_N < <(per_fault kvmmmu)
 	read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
 	read -r KS_PF _ _ _ KS_N < <(per_fault kvmmmu-s16)
@@ -82,6 +149,9 @@ mode_table() {
 		"$r1" "$(verdict "$r1" 1.25)" "$r2" "$(verdict "$r2" 1.2)"
 	if [ "$m" = tracepoint ]; then
 		printf ' default %s of bpftrace\n' "$r3"
+	elif [ "$m" = done-event ]; then
+		r3=$(awk -v a="$KB_PF" -v b="$BT_PF" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+		printf ' accounting <= 0.25 of bpftrace: %s  %s\n' "$r3" "$(verdict "$r3" 0.25)"
 	else
 		printf ' default <= 0.33 of bpftrace: %s  %s\n' "$r3" "$(verdict "$r3" 0.33)"
 	fi
