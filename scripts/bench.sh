@@ -47,11 +47,11 @@
 #    baseline program.
 #
 # 6. Probe modes. Phase 2 again for each other mode kvmmmu attaches here
-#    (BENCH_MODES: tracepoint, fentry, kprobe, done-event; default every one
-#    that attaches; done-event with BENCH_PATCHED, KVM's modules built by
-#    scripts/kernel-patches.sh, loaded for it in place of the stock ones, as
-#    the guest below does when they are built), kvmmmu-hist forced into it
-#    (KVMMMU_PROBE_MODE), against the
+#    (BENCH_MODES: tracepoint, fentry, kprobe, done-event; by default every
+#    one that attaches but done-event, which must be named and needs
+#    BENCH_PATCHED: KVM's modules built by scripts/kernel-patches.sh, loaded
+#    for it in place of the stock ones; the guest below passes them when
+#    they are built), kvmmmu-hist forced into it (KVMMMU_PROBE_MODE), the
 #    bpftrace script of that mode (kvmmmu-latency-kfunc.bt where kfunc
 #    attaches, kvmmmu-latency.bt with tracepoints) and the same baselines;
 #    with phase 1, its throughput cost too (none, kvmmmu, bpftrace). The
