@@ -51,7 +51,7 @@
 #    one that attaches but done-event, which must be named and needs
 #    BENCH_PATCHED: KVM's modules built by scripts/kernel-patches.sh, loaded
 #    for it in place of the stock ones; the guest below passes them when
-#    they are built), kvmmmu-hist forced into it (KVMMMU_PROBE_MODE), the
+#    they are built), kvmmmu-hist forced into it (KVMMMU_PROBE_MODE), against the
 #    bpftrace script of that mode (kvmmmu-latency-kfunc.bt where kfunc
 #    attaches, kvmmmu-latency.bt with tracepoints) and the same baselines;
 #    with phase 1, its throughput cost too (none, kvmmmu, bpftrace). The
