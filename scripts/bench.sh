@@ -223,9 +223,19 @@ start_tracer() {
 }
 
 stop_tracer() {
-	local p
+	local p i
 	for p in "${TRACER_PIDS[@]}" "${BASE_PIDS[@]}"; do
 		kill -INT "$p" 2>/dev/null
+		# a tracer that does not end on SIGINT within 60 s is said and killed, not waited for
+		i=0
+		while kill -0 "$p" 2>/dev/null && [ $i -lt 600 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if kill -0 "$p" 2>/dev/null; then
+			echo "bench: warning: a tracer (pid $p, $(tr '\0' ' ' </proc/"$p"/cmdline 2>/dev/null)) did not end on SIGINT in 60 s: killed" >&2
+			kill -KILL "$p" 2>/dev/null
+		fi
 		wait "$p" 2>/dev/null
 	done
 	TRACER_PIDS=()
@@ -287,8 +297,9 @@ quiesce() {
 # seconds), df and dt (the same for the dirty-log passes only), fx (pf_fixed).
 run_load() {
 	local csv=$TMP/$1.csv
-	if ! "${LOAD[@]}" --csv "$csv" >"$TMP/$1.load.out" 2>&1; then
-		echo "bench: kvmmmu-load failed:" >&2
+	# a run that hangs (BENCH_RUN_TIMEOUT, 900 s) ends the bench with what it printed, not never
+	if ! timeout -k 10 "${BENCH_RUN_TIMEOUT:-900}" "${LOAD[@]}" --csv "$csv" >"$TMP/$1.load.out" 2>&1; then
+		echo "bench: kvmmmu-load failed or took over ${BENCH_RUN_TIMEOUT:-900} s (run $1):" >&2
 		tail -5 "$TMP/$1.load.out" | sed 's/^/  /' >&2
 		exit 2
 	fi
