@@ -135,7 +135,7 @@ mode_table() {
 	read -r KS_PF _ _ _ KS_N < <(per_fault kvmmmu-s16)
 	read -r KP_PF _ _ _ KP_N < <(per_fault kvmmmu-phases)
 	read -r BT_PF _ _ _ BT_N < <(per_fault bpftrace)
-	echo "Mode $m (KVMMMU_PROBE_MODE=$m): BPF ns per fault, program runs per fault"
+	echo "Mode $m (KVMMMU_PROBE_MODE=${m/done-event/tracepoint with the patched modules}): BPF ns per fault, program runs per fault"
 	floor_line kvmmmu default
 	floor_line kvmmmu-base accounting-only
 	printf '  %-40s %9s ns %7s runs\n' "default" "$KV_PF" "$KV_N" "accounting (outcomes,paths,walk_to_spte_ns)" \
