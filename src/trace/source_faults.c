@@ -403,6 +403,7 @@ static void map_lock_table(struct faults_source *fs)
 static int open_faults(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC],
 		       const bool raw_only[N_TP])
 {
+	__u32 ring; /* the slow-fault ring's bytes: --stack's records are 512 bytes longer */
 	int err;
 
 	fs->skel = faults_bpf__open();
@@ -420,10 +421,9 @@ static int open_faults(struct faults_source *fs, const enum attach_kind func_kin
 	 * A page when unused; with --slower room for 7000 records between two
 	 * drains, and for 6000 of --stack's (each with 512 bytes of stack)
 	 */
-	bpf_map__set_max_entries(fs->skel->maps.slow_faults, !fs->opts->slower_ns
-								     ? (__u32)sysconf(_SC_PAGESIZE)
-							     : fs->opts->slow_stacks ? 1 << 22
-										     : 1 << 20);
+	ring = fs->opts->slow_stacks ? 1 << 22 : fs->opts->slower_ns ? 1 << 20 : 0;
+	bpf_map__set_max_entries(fs->skel->maps.slow_faults,
+				 ring ? ring : (__u32)sysconf(_SC_PAGESIZE));
 	/* --stack: two stacks a thread (512 bytes each), made as they are first needed */
 	bpf_map__set_max_entries(fs->skel->maps.wait_stacks,
 				 fs->opts->slow_stacks ? fs->sizes.max_threads : 1);
