@@ -6,7 +6,9 @@
 # modes this host lacks (nested paging, the TDP MMU, fentry and kprobes).
 #
 # Usage: scripts/kvm-guest.sh [--kernel 6.1|6.12] [--npt 0|1] [--tdp-mmu Y|N]
-#                             [--mem SIZE] [--timeout SECS] [-v] -- COMMAND [ARG...]
+#                             [--patched] [--mem SIZE] [--timeout SECS] [-v] -- COMMAND [ARG...]
+# --patched loads KVM's modules built from kernel-patches/ for that kernel
+# (scripts/kernel-patches.sh build KERNEL) instead of Debian's.
 # The command runs in the current directory with the caller's environment;
 # its stdout and stderr are streamed here and its exit status is ours.
 # Files it writes under the current directory are on the host afterwards;
@@ -23,12 +25,13 @@ die() {
 	exit 2
 }
 
-kernel=6.12 npt=0 tdp_mmu=Y mem=4G timeout=${KVMMMU_GUEST_TIMEOUT:-3600} verbose=""
+kernel=6.12 npt=0 tdp_mmu=Y mem=4G timeout=${KVMMMU_GUEST_TIMEOUT:-3600} verbose="" patched=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) [ $# -ge 2 ] || die "--kernel needs a value"; kernel=$2; shift 2 ;;
 	--npt) [ $# -ge 2 ] || die "--npt needs a value"; npt=$2; shift 2 ;;
 	--tdp-mmu) [ $# -ge 2 ] || die "--tdp-mmu needs a value"; tdp_mmu=$2; shift 2 ;;
+	--patched) patched=1; shift ;;
 	--mem) [ $# -ge 2 ] || die "--mem needs a value"; mem=$2; shift 2 ;;
 	--timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout=$2; shift 2 ;;
 	-v | --verbose) verbose=1; shift ;;
@@ -47,6 +50,12 @@ case $timeout in *[!0-9]* | '') die "--timeout takes whole seconds, not '$timeou
 for t in qemu-system-x86_64 busybox cpio depmod modprobe dpkg-deb apt-get apt-cache; do
 	command -v $t >/dev/null || die "$t is missing (sudo make deps installs it)"
 done
+mods=""
+if [ -n "$patched" ]; then
+	mods=$("$ROOT/scripts/kernel-patches.sh" built "$kernel") ||
+		die "--patched: no modules built from kernel-patches/ for $kernel (scripts/kernel-patches.sh build $kernel)"
+	[[ $mods != *[[:space:]]* ]] || die "--patched: the modules' folder '$mods' has spaces (the kernel command line cannot carry it)"
+fi
 [ "$(id -u)" = 0 ] || die "run as root: the guest shares this host's root file system"
 # The guest mounts the current directory at its own path: it must be one.
 cwd=$(pwd -P)
@@ -108,7 +117,7 @@ loglevel=1
 qemu=(qemu-system-x86_64 -machine q35 -accel tcg,thread=single -cpu EPYC -smp 2 -m "$mem"
 	-display none -vga none -monitor none -nic none -no-reboot
 	-kernel "$KDIR/vmlinuz-$KV" -initrd "$initrd"
-	-append "console=ttyS0 panic=-1 quiet loglevel=$loglevel kvmguest_npt=$npt kvmguest_tdp_mmu=$tdp_mmu kvmguest_loglevel=$loglevel"
+	-append "console=ttyS0 panic=-1 quiet loglevel=$loglevel kvmguest_npt=$npt kvmguest_tdp_mmu=$tdp_mmu kvmguest_loglevel=$loglevel${mods:+ kvmguest_patched=$mods}"
 	-serial "file:$TMP/console.log"
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
 	-virtfs "local,path=$cwd,mount_tag=work,security_model=none,multidevs=remap"
@@ -116,7 +125,7 @@ qemu=(qemu-system-x86_64 -machine q35 -accel tcg,thread=single -cpu EPYC -smp 2 
 	-device virtio-serial-pci
 	-chardev "pipe,id=out,path=$TMP/out" -device virtserialport,chardev=out,name=kvmguest.stdout
 	-chardev "pipe,id=err,path=$TMP/err" -device virtserialport,chardev=err,name=kvmguest.stderr)
-[ -n "$verbose" ] && echo "kvm-guest: $kernel ($KV), npt=$npt, tdp_mmu=$tdp_mmu, $mem: ${qemu[*]}" >&2
+[ -n "$verbose" ] && echo "kvm-guest: $kernel ($KV)${mods:+ patched}, npt=$npt, tdp_mmu=$tdp_mmu, $mem: ${qemu[*]}" >&2
 start=$(date +%s)
 # QEMU's own messages to a log. The command's output comes through FIFOs
 # (QEMU's pipe chardev: NAME.out is what the guest writes), copied to our

@@ -6,9 +6,10 @@
 #
 # Usage: tests/guest.sh [--run-only|--report-only] PASS=FILE[,FILE...] ...
 #   (run.sh runs the passes after the distro-kernel harness, then reports)
-#   PASS is KERNEL-nptN[-tdpY|N], e.g. 6.12-npt0 (shadow paging, as this
+#   PASS is KERNEL-nptN[-tdpY|N][-patched], e.g. 6.12-npt0 (shadow paging, as this
 #   host kind's KVM) or 6.12-npt1-tdpY (an ordinary host: nested paging, the
-#   TDP MMU); FILE a tests/integration/test_*.sh.
+#   TDP MMU), with -patched at the end for KVM built from kernel-patches/
+#   (scripts/kvm-guest.sh --patched); FILE a tests/integration/test_*.sh.
 #
 # Each guest is one host thread (TCG, one vCPU), so the files of every pass
 # are shared out over as many guests at once as the host has CPUs: longest
@@ -42,9 +43,10 @@ seconds_of() {
 
 # run_guest NAME SHARD FILE...: one guest of pass NAME, the files in it, one after another.
 run_guest() {
-	local name=$1 shard=$2 kernel npt tdp dir rc start mode=auto
+	local name=$1 shard=$2 kernel npt tdp dir rc start mode=auto patched=()
 	shift 2
-	IFS=- read -r kernel npt tdp <<<"$name"
+	[[ $name == *-patched ]] && patched=(--patched)
+	IFS=- read -r kernel npt tdp <<<"${name%-patched}"
 	npt=${npt#npt} tdp=${tdp#tdp}
 	# Shadow paging (npt0) stands in for this host kind's KVM, tracepoints
 	# only; the npt1 pass is an ordinary host's, with fentry. (Each tracer
@@ -58,7 +60,7 @@ run_guest() {
 	start=$(date +%s)
 	# The files run as on a host with KVM (they say what they expect of its
 	# MMU and probe modes themselves); no guest within the guest.
-	scripts/kvm-guest.sh --kernel "$kernel" --npt "$npt" --tdp-mmu "${tdp:-Y}" \
+	scripts/kvm-guest.sh --kernel "$kernel" --npt "$npt" --tdp-mmu "${tdp:-Y}" "${patched[@]}" \
 		--timeout "${KVMMMU_GUEST_TIMEOUT:-3000}" -- \
 		env KVMMMU_GUESTS=none KVMMMU_SKIP_VM="in guest/$name" KVMMMU_RESULTS="$dir/results" \
 		KVMMMU_PROBE_MODE="$mode" \

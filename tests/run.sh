@@ -62,13 +62,19 @@ GUEST_TDP_HARNESS_COVERS="test_diff.sh test_exporter.sh"
 # as this host kind's KVM (tracepoints, shadow paging) would run it.
 GUEST_TDP_HARNESS_COVERS_NO_KVM="test_hist.sh"
 
+# The bpftrace scripts' done-event mode needs KVM built from kernel-patches/
+# (0001's kvm_mmu_page_fault_done): a pass of its own on those modules, an
+# ordinary host's MMU, where test_patches.sh (or make test-patches) built
+# them for 6.12.
+GUEST_PATCHED_FILES="test_bpftrace.sh"
+
 needs_kvm() { grep -q '^# needs: /dev/kvm' "$1"; }
 
 # The guest passes for FILES (run_integration's arguments), into the array
 # passes: none where KVMMMU_GUESTS is none, or in a guest already.
 plan_guests() {
-	local t f kvm_files="" kvm_all="" tdp_files="" harness=""
-	passes=()
+	local t f kvm_files="" kvm_all="" tdp_files="" patched_files="" harness=""
+	passes=() patched_pass=""
 	# the distro-kernel harness runs in this run (TCG: with or without KVM)
 	case " $* " in *test_vm.sh*) [ -z "${KVMMMU_SKIP_VM:-}" ] && harness=1 ;; esac
 	# In scripts/kvm-guest.sh's guest already: no guest within it (TCG in TCG).
@@ -85,6 +91,7 @@ plan_guests() {
 		[ -n "$harness" ] && [ ! -c /dev/kvm ] &&
 			case " $GUEST_TDP_HARNESS_COVERS_NO_KVM " in *" $f "*) in_tdp="" ;; esac
 		[ -n "$in_tdp" ] && tdp_files="$tdp_files,$f"
+		case " $GUEST_PATCHED_FILES " in *" $f "*) patched_files="$patched_files,$f" ;; esac
 		if needs_kvm "$t" && [ ! -c /dev/kvm ]; then
 			kvm_all="$kvm_all,$f"
 			# a file the npt1 pass alone runs, unless that pass leaves it out
@@ -106,6 +113,8 @@ plan_guests() {
 	else
 		[ -n "$kvm_files" ] && passes+=("6.12-npt0=${kvm_files#,}")
 		[ -n "$tdp_files" ] && passes+=("6.12-npt1-tdpY=${tdp_files#,}")
+		# whether the modules are built is known after the files ran (start_guests)
+		[ -n "$patched_files" ] && patched_pass="6.12-npt1-tdpY-patched=${patched_files#,}"
 	fi
 }
 
@@ -113,6 +122,14 @@ plan_guests() {
 # (they print their logs only at the end: run.sh reports them then).
 start_guests() {
 	local f
+	if [ -n "$patched_pass" ]; then
+		if scripts/kernel-patches.sh built 6.12 >/dev/null 2>&1; then
+			passes+=("$patched_pass")
+		else
+			report "SKIP guest/${patched_pass%%=*}: no KVM modules built from kernel-patches/ for 6.12" \
+				"(test_patches.sh or make test-patches builds them; not run: ${patched_pass#*=})"
+		fi
+	fi
 	[ ${#passes[@]} -gt 0 ] || return
 	if [ -n "${KVMMMU_GUEST_SKIP:-}" ]; then
 		for f in "${passes[@]}"; do

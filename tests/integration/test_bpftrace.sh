@@ -73,8 +73,22 @@ if [ -n "$FENTRY" ] && [ "${KVMMMU_PROBE_MODE:-auto}" != tracepoint ]; then
 else
 	AUTO=tracepoint OTHER=fentry
 fi
+# The done event (kernel-patches' 0001): where KVM has it, kvmmmu-bt's auto
+# latency is the done-event script, checked like the others; without it
+# (every unpatched kernel) the done-event mode must say so in one line.
+if [ -d /sys/kernel/tracing/events/kvmmmu/kvm_mmu_page_fault_done ] ||
+	[ -d /sys/kernel/debug/tracing/events/kvmmmu/kvm_mmu_page_fault_done ]; then
+	DONE=1
+	why_not_done=
+else
+	DONE=
+	why_not_done="this KVM has no kvmmmu:kvm_mmu_page_fault_done event (unpatched: kernel-patches/ 0001; tests/run.sh's 6.12-npt1-tdpY-patched guest pass runs this file on the patched modules)"
+fi
+AUTO_LATENCY=$AUTO
+[ -n "$DONE" ] && [ "${KVMMMU_PROBE_MODE:-auto}" = auto ] && AUTO_LATENCY=done-event
 MMU=$(host_mmu)
-echo "  host: $MMU MMU, fentry $([ -n "$FENTRY" ] && echo yes || echo no); kvmmmu-bt auto should choose $AUTO (KVMMMU_PROBE_MODE=${KVMMMU_PROBE_MODE:-unset})"
+echo "  host: $MMU MMU, fentry $([ -n "$FENTRY" ] && echo yes || echo no), done event $([ -n "$DONE" ] && echo yes || echo no);" \
+	"kvmmmu-bt auto should choose $AUTO ($AUTO_LATENCY for latency; KVMMMU_PROBE_MODE=${KVMMMU_PROBE_MODE:-unset})"
 
 # Faults KVM takes for the run (test_load.sh's reasoning): each vCPU's pages
 # plus its code page, plus with nested paging 4 to 8 of the CPU's own.
@@ -152,6 +166,10 @@ check_taken() {
 ran_bt() {
 	if [ "$2" = fentry ] && [ -z "$FENTRY" ]; then
 		skip "$3" "$why_not_fentry"
+		return 1
+	fi
+	if [ "$2" = done-event ] && [ -z "$DONE" ]; then
+		skip "$3" "$why_not_done"
 		return 1
 	fi
 	if ! run_bt "$1" "$2"; then
@@ -252,15 +270,17 @@ latency() {
 	fixed=$(sum_stat "$csv" pf_fixed)
 	check_mode "$name" latency "$mode" "$out"
 	check_taken "$name" "$taken"
-	if [ "$mode" = fentry ]; then
-		# every fault, whatever the MMU: one sample per pf_taken
+	if [ "$mode" = fentry ] || [ "$mode" = done-event ]; then
+		# every fault, whatever the MMU: one sample per pf_taken (the
+		# done event fires once per fault KVM counts, by construction)
 		count=$(stats_count "$out" fault_stats "$pid")
 		hsum=$(hist_sum "$out" fault_ns "$pid")
-		echo "  latency (fentry), pid $pid: KVM pf_taken $taken; bpftrace samples ${count:-none}, histogram sum $hsum"
+		echo "  latency ($mode), pid $pid: KVM pf_taken $taken; bpftrace samples ${count:-none}, histogram sum $hsum"
 		check "$name-count-eq-pf_taken" "samples ${count:-none} != pf_taken $taken" \
 			test "${count:-x}" = "$taken" -a "$taken" -gt 0
 		check "$name-hist-sum-eq-count" "histogram holds $hsum samples, stats say ${count:-none}" \
 			test "$hsum" = "${count:-x}"
+		[ "$mode" = fentry ] || return
 		check "$name-no-returns-lost" "$(grep '^@returns_lost' "$out")" \
 			not grep -q "^@returns_lost\\[$pid\\]" "$out"
 		return
@@ -282,17 +302,21 @@ latency() {
 	fi
 }
 
-# kvmmmu-bt's choice first, then the other mode, forced.
+# kvmmmu-bt's choice first, then the other modes, forced.
 outcomes "$AUTO"
-latency "$AUTO"
+latency "$AUTO_LATENCY"
 outcomes "$OTHER"
-latency "$OTHER"
+for m in fentry tracepoint done-event; do
+	[ "$m" = "$AUTO_LATENCY" ] || latency "$m"
+done
 
 # ---- bad input: one line, "kvmmmu-bt: why", exit 2 ----
 one_line_error bpftrace/bt-bad-pid 2 "$BT" latency 12x
 one_line_error bpftrace/bt-no-such-pid 2 "$BT" outcomes 999999999
 one_line_error bpftrace/bt-bad-mode 2 "$BT" --mode kprobe latency
 one_line_error bpftrace/bt-bad-script 2 "$BT" faults
+one_line_error bpftrace/bt-done-event-no-outcomes 2 "$BT" --mode done-event outcomes
+[ -n "$DONE" ] || one_line_error bpftrace/bt-done-event-absent 2 "$BT" --mode done-event latency
 # the fentry outcomes script alone, without the RET_PF_* values it needs
 if [ -n "$FENTRY" ]; then
 	timeout 300 bpftrace "$BT_DIR/kvmmmu-outcomes-kfunc.bt" >"$TMP/noargs.out" 2>&1
@@ -306,6 +330,12 @@ fi
 for bt in "$BT_DIR"/*.bt; do
 	name=$(basename "$bt" .bt)
 	case $name in
+	*-done)
+		if [ -z "$DONE" ]; then
+			skip "bpftrace/$name-compiles" "$why_not_done"
+			continue
+		fi
+		;;
 	*-kfunc)
 		if [ -z "$FENTRY" ]; then
 			skip "bpftrace/$name-compiles" "$why_not_fentry"
