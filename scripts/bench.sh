@@ -58,7 +58,14 @@
 #    report has a table per mode and ends with one summary line per mode.
 #    (scripts/bench/modes.sh)
 #
-# BENCH_PHASES (default: throughput cost modes attach cpu contention) picks
+# 7. The guest: the modes this host's KVM cannot attach (BENCH_MODES, default
+#    fentry and kprobe, with done-event where scripts/kernel-patches.sh built
+#    the modules), measured as phases 1, 2 and 6 in a KVM-capable guest
+#    (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG; BENCH_NPT, default 1:
+#    nested paging and the TDP MMU, as users' hosts), reported as a table a
+#    mode and summary lines of their own: ratios only (scripts/bench/modes.sh).
+#
+# BENCH_PHASES (default: throughput cost modes guest attach cpu contention) picks
 # phases; phase 2 (cost) always runs: the report and its summary lines are
 # its. Without /dev/kvm the benchmark runs in a KVM-capable guest
 # (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG, npt=0: shadow paging, or
@@ -77,7 +84,7 @@ VCPUS=${BENCH_VCPUS:-2}
 MEM=${BENCH_MEM:-256M}
 DIRTY=${BENCH_DIRTY_LOG:-3}
 ATTACH_RUNS=${BENCH_ATTACH_RUNS:-5}
-PHASES=" ${BENCH_PHASES:-throughput cost modes attach cpu contention} "
+PHASES=" ${BENCH_PHASES:-throughput cost modes guest attach cpu contention} "
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 has_phase() { [[ $PHASES == *" $1 "* ]]; }
@@ -105,6 +112,7 @@ LOAD=("$BUILD/kvmmmu-load" --vcpus "$VCPUS" --mem "$MEM")
 [ "$DIRTY" -gt 0 ] && LOAD+=(--dirty-log "$DIRTY")
 LATENCY_BT=scripts/bpftrace/kvmmmu-latency.bt
 LATENCY_KFUNC_BT=scripts/bpftrace/kvmmmu-latency-kfunc.bt
+LATENCY_DONE_BT=scripts/bpftrace/kvmmmu-latency-done.bt
 PROBE_MODE=auto # kvmmmu-hist's (KVMMMU_PROBE_MODE) in the configuration being run
 TRIVIAL_BT='tracepoint:kvmmmu:kvm_mmu_set_spte { @c = count(); }'
 
@@ -347,7 +355,11 @@ mode_why() {
 }
 # bt_script MODE: the bpftrace script that draws kvmmmu's latency histogram in MODE
 bt_script() {
-	if [ "$1" = tracepoint ]; then echo "$LATENCY_BT"; else echo "$LATENCY_KFUNC_BT"; fi
+	case $1 in
+	tracepoint) echo "$LATENCY_BT" ;;
+	done-event) echo "$LATENCY_DONE_BT" ;;
+	*) echo "$LATENCY_KFUNC_BT" ;;
+	esac
 }
 # shellcheck source=scripts/bench/modes.sh
 source "$ROOT/scripts/bench/modes.sh"
@@ -443,6 +455,8 @@ echo
 
 # ---- phase 6 (run here, reported with phase 2): the other probe modes (scripts/bench/modes.sh) ----
 modes_run
+# ---- phase 7: the modes this host cannot attach, in a guest (scripts/bench/modes.sh) ----
+guest_run
 
 # ---- phase 3: attach time ----
 if has_phase attach; then
@@ -806,10 +820,12 @@ awk -v kv="$KV_PF" -v bt="$BT_PF" -v rate="${NONE:-0}" -v vcpus="$VCPUS" -v kvf=
 		100 * kv / per, 100 * (kv - kve * kvf) / per, 100 * bt / per, 100 * (bt - bte * btf) / per }'
 echo
 [ "$BUSY_RUNS" -gt 0 ] && echo "warning: $BUSY_RUNS runs started while another VM was running (shared machine?)"
-# ---- probe modes (phase 6, scripts/bench/modes.sh) ----
+# ---- probe modes: this host's own (phase 2), the others (phase 6), the guest's (phase 7) ----
+mode_table "$DEFAULT_MODE" ""
 for m in "${MODES_RUN[@]}"; do
 	mode_table "$m"
 done
+guest_tables
 COST=$TMP/cost COSTF=$TMP/cost_faults
 [ -n "${BENCH_GUEST:-}" ] && echo "(in $BENCH_GUEST: ratios only; absolute times under TCG mean nothing)"
 # The summary, one line per mode measured (an interface: scripts read it):
@@ -821,5 +837,6 @@ for m in "${MODES_RUN[@]}"; do
 	mode_line "$m" >/dev/null
 done
 cat "$TMP/modelines"
+guest_lines
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg); bench took $(($(date +%s) - START)) s"
 echo "Reproduce: make bench   (= BENCH_ROUNDS=$ROUNDS BENCH_COST_ROUNDS=$COST_ROUNDS BENCH_VCPUS=$VCPUS BENCH_MEM=$MEM BENCH_DIRTY_LOG=$DIRTY scripts/bench.sh $BUILD)"

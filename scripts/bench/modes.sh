@@ -14,6 +14,13 @@
 # after it. That reloads KVM: only where no other VM runs (bench.sh's guest
 # passes its cache's build when there is one). Only when BENCH_MODES names
 # done-event: its first run hung (not diagnosed yet; docs/performance.md).
+#
+# Phase 7, the guest: on a host with KVM, the modes it cannot attach (this
+# machine kind's KVM has tracepoints only) are measured in a KVM-capable
+# guest, scripts/kvm-guest.sh, whose bench runs phases 1, 2 and 6 there:
+# its kvmmmu's own mode (fentry) in phase 2, the rest in phase 6. Its tables
+# and summary lines follow the host's, marked as the guest's: under TCG
+# only their ratios mean anything.
 
 MODES_RUN=()
 # modes_run: phase 6, for BENCH_MODES (default: every mode but kvmmmu's own)
@@ -85,7 +92,7 @@ done_event_run() {
 		return 0
 	fi
 	if mode_attaches tracepoint && grep -q 'kvm_mmu_page_fault_done' "$TMP/mode.tracepoint.out"; then
-		PROBE_MODE=tracepoint BT_SCRIPT=$(bt_script tracepoint)
+		PROBE_MODE=tracepoint BT_SCRIPT=$(bt_script done-event)
 		echo "Phase 6: mode done-event (the patched modules of $BENCH_PATCHED, KVMMMU_PROBE_MODE=tracepoint, against $BT_SCRIPT), $COST_ROUNDS rounds"
 		cost_phase ".done-event" kvmmmu kvmmmu-base kvmmmu-s16 kvmmmu-phases bpftrace
 		if has_phase throughput; then
@@ -125,11 +132,13 @@ mode_throughput() {
 			k, kl, kh, b, (b > 0) ? k / b : 0 }'
 }
 
-# mode_table MODE: phase 6's figures of MODE, against its floor and bpftrace, and its targets.
+# mode_table MODE [SUFFIX]: the figures of MODE, against its floor and
+# bpftrace, and its targets: phase 6's (SUFFIX .MODE, the default), or with
+# SUFFIX "" phase 2's and phase 1's (kvmmmu's own mode here).
 mode_table() {
-	local m=$1 bt
-	COST=$TMP/cost.$m COSTF=$TMP/cost_faults.$m
-	bt=$(bt_script "${m/done-event/tracepoint}")
+	local m=$1 bt sfx=${2-.$1}
+	COST=$TMP/cost$sfx COSTF=$TMP/cost_faults$sfx
+	bt=$(bt_script "$m")
 	read -r KV_PF _ _ _ KV_N < <(per_fault kvmmmu)
 	read -r KB_PF _ _ _ KB_N < <(per_fault kvmmmu-base)
 	read -r KS_PF _ _ _ KS_N < <(per_fault kvmmmu-s16)
@@ -157,10 +166,71 @@ mode_table() {
 	else
 		printf ' default <= 0.33 of bpftrace: %s  %s\n' "$r3" "$(verdict "$r3" 0.33)"
 	fi
-	if [ -s "$TMP/tput.$m" ]; then
-		echo "  throughput cost (paired medians against no tracer): $(mode_throughput "$TMP/tput.$m")"
+	if [ -s "$TMP/tput$sfx" ]; then
+		echo "  throughput cost (paired medians against no tracer): $(mode_throughput "$TMP/tput$sfx")"
 	else
 		echo "  throughput cost in this mode: not measured (phase 1 not run: BENCH_PHASES)"
 	fi
 	echo
+}
+
+# guest_run: phase 7. The modes of BENCH_MODES (default fentry and kprobe,
+# and done-event where its patched modules are built) that this host did
+# not measure, in a KVM-capable guest; its report into $TMP/guest.out.
+GUEST_MODES=()
+guest_run() {
+	local m mods missing=() npt=${BENCH_NPT:-1} mmu
+	has_phase guest && [ -z "${BENCH_GUEST:-}" ] || return 0
+	mods=$(scripts/kernel-patches.sh built 6.12 2>/dev/null)
+	for m in ${BENCH_MODES:-fentry kprobe${mods:+ done-event}}; do
+		[ "$m" = "$DEFAULT_MODE" ] || [[ " ${MODES_RUN[*]} " == *" $m "* ]] || missing+=("$m")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		echo "Phase 7: not run: every mode asked for was measured here"
+		return 0
+	fi
+	case $npt in
+	0) mmu="npt=0: shadow paging" ;;
+	1) mmu="npt=1: nested paging, tdp_mmu=Y" ;;
+	*) die "BENCH_NPT '$npt': expected 0 or 1" ;;
+	esac
+	echo "Phase 7: modes ${missing[*]} in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu): ratios only"
+	GUEST_MMU=$mmu
+	# the guest's kvmmmu attaches fentry: its phase 2 is that mode, phase 6 the others
+	scripts/kvm-guest.sh --npt "$npt" --tdp-mmu Y --timeout "${BENCH_GUEST_TIMEOUT:-3600}" -- env \
+		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$mods}" \
+		BENCH_ROUNDS="${BENCH_GUEST_ROUNDS:-3}" BENCH_COST_ROUNDS=2 BENCH_MEM=32M BENCH_DIRTY_LOG=1 \
+		BENCH_MODES="${missing[*]}" BENCH_PHASES="throughput cost modes" \
+		scripts/bench.sh "$BUILD" >"$TMP/guest.out" 2>&1
+	echo "  the guest's bench exited $?; its summary:"
+	grep '^mode [a-z-]*: ' "$TMP/guest.out" | sed 's/^/  /'
+	for m in "${missing[@]}"; do
+		if grep -q "^mode $m: default" "$TMP/guest.out"; then
+			GUEST_MODES+=("$m")
+		else
+			echo "  mode $m: not measured in the guest: $(grep -m1 -e "mode $m: not measured" -e '^bench: ' \
+				-e '^kvm-guest: ' "$TMP/guest.out" || tail -1 "$TMP/guest.out")"
+		fi
+	done
+	echo
+}
+
+# guest_tables: phase 7's tables, as the guest's bench printed them
+guest_tables() {
+	[ ${#GUEST_MODES[@]} -gt 0 ] || return 0
+	echo "In a KVM-capable guest (Debian 6.12 under QEMU/TCG, $GUEST_MMU): absolute times mean nothing, ratios do"
+	awk -v modes=" ${GUEST_MODES[*]} " '
+		/^Mode [a-z-]+ \(/ { m = $2; on = index(modes, " " m " ") > 0 }
+		on { print } on && /^$/ { on = 0 }' "$TMP/guest.out"
+}
+
+# guest_lines: phase 7's summary lines (an interface, as the host's), then
+# where they were measured
+guest_lines() {
+	local m
+	[ ${#GUEST_MODES[@]} -gt 0 ] || return 0
+	for m in "${GUEST_MODES[@]}"; do
+		grep -m1 "^mode $m: " "$TMP/guest.out"
+	done
+	echo "(modes ${GUEST_MODES[*]}: in the guest above, $GUEST_MMU, where absolute times mean nothing)"
 }
