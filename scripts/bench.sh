@@ -133,9 +133,10 @@ TMP=$(mktemp -d /tmp/kvmmmu-bench.XXXXXX)
 OLD_STATS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
 TRACER_PIDS=()
 BASE_PIDS=()
+VM_PIDS=()
 cleanup() {
 	local p
-	for p in "${TRACER_PIDS[@]}" "${BASE_PIDS[@]}"; do
+	for p in "${TRACER_PIDS[@]}" "${BASE_PIDS[@]}" "${VM_PIDS[@]}"; do
 		kill -INT "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	tmux kill-session -t kvmmmu-bench 2>/dev/null
@@ -489,7 +490,9 @@ if has_phase cpu; then
 	echo "Phase 4: kvmmmu-hist 1 (1 s intervals) over 8 VMs x 8 vCPUs faulting under dirty logging"
 	VM_PIDS=()
 	for ((i = 0; i < 8; i++)); do
-		"$BUILD/kvmmmu-load" --vcpus 8 --mem 4M --dirty-log 1 --duration 120 >"$TMP/vm$i.out" 2>&1 &
+		# long enough to outlast every tracer below however slowly they start
+		# (64 busy vCPUs on a few CPUs); stopped at the end of the phase
+		"$BUILD/kvmmmu-load" --vcpus 8 --mem 4M --dirty-log 1 --duration 900 >"$TMP/vm$i.out" 2>&1 &
 		VM_PIDS+=($!)
 	done
 	sleep 1
@@ -556,10 +559,12 @@ if has_phase cpu; then
 	sleep 1
 	: >"$TMP/scrape.curl"
 	: >"$TMP/scrape.self"
+	: >"$TMP/scrape.vcpus"
 	EXP_CPU0=$(awk '{ print $14 + $15 }' /proc/"${TRACER_PIDS[0]}"/stat)
 	for ((i = 0; i < 200; i++)); do
 		curl -s -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
 		awk '$1 == "kvmmmu_scrape_duration_seconds" { print $2 }' "$TMP/scrape.txt" >>"$TMP/scrape.self"
+		awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt" >>"$TMP/scrape.vcpus"
 		[ $i = 19 ] && EXP_RSS0=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
 	done
 	EXP_RSS1=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
@@ -567,19 +572,21 @@ if has_phase cpu; then
 	EXP_CPU_MS=$(awk -v c0="$EXP_CPU0" -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", 1000 * ($14 + $15 - c0) / hz / 200 }' \
 		/proc/"${TRACER_PIDS[0]}"/stat)
 	EXP_SERIES=$(grep -vc '^#' "$TMP/scrape.txt")
-	EXP_VCPUS=$(awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt")
+	# the fewest vCPUs a scrape saw: every scrape must have seen the 64 to count
+	EXP_VCPUS=$(sort -n "$TMP/scrape.vcpus" | head -1)
 	stop_tracer
 	median() { sort -g "$1" | awk '{ v[++n] = $1 } END { printf "%.2f", 1000 * (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'; }
 	p99() { sort -g "$1" | awk '{ v[++n] = $1 } END { i = int(n * 0.99); if (i < 1) i = 1; printf "%.2f", 1000 * v[i] }'; }
 	EXP_MS=$(median "$TMP/scrape.self")
-	echo "  kvmmmu-exporter: a scrape ($EXP_SERIES series, $EXP_VCPUS vCPUs) takes ${EXP_MS} ms median, $(p99 "$TMP/scrape.self") ms p99 (its own clock);"
+	EXP_P99=$(p99 "$TMP/scrape.self")
+	echo "  kvmmmu-exporter: a scrape ($EXP_SERIES series, at least $EXP_VCPUS vCPUs) takes ${EXP_MS} ms median, $EXP_P99 ms p99 (its own clock);"
 	echo "    curl sees $(median "$TMP/scrape.curl") ms median; $EXP_CPU_MS ms of CPU a scrape (utime + stime, and the"
 	echo "    main loop's upkeep meanwhile); RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"
 	for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
 	for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 	echo
 else
-	CPU_PCT=n/a TOP_CPU_PCT=n/a TOP_TUI_PCT=n/a EXP_MS=n/a EXP_CPU_MS=n/a EXP_VCPUS=0 EXP_RSS0=n/a EXP_RSS1=n/a
+	CPU_PCT=n/a TOP_CPU_PCT=n/a TOP_TUI_PCT=n/a EXP_MS=n/a EXP_P99=n/a EXP_CPU_MS=n/a EXP_VCPUS=0 EXP_RSS0=n/a EXP_RSS1=n/a
 	echo "Phase 4: not run (BENCH_PHASES)"
 	echo
 fi
@@ -793,13 +800,18 @@ if [ "$TOP_TUI_PCT" != n/a ]; then
 		"$(verdict "$TOP_TUI_PCT" 1)"
 fi
 # only a scrape that saw the 64 vCPUs measures anything
-if [ "${EXP_VCPUS:-0}" -ge 64 ]; then
-	exp_verdict=$(verdict "$EXP_MS" 10)
-else
-	exp_verdict="not measured: the scrapes saw ${EXP_VCPUS:-0} of the 64 vCPUs"
-fi
-printf '  exporter scrape <= 10 ms, 8 VMs x 8 vCPUs under load:      %s ms (%s ms of CPU)  %s\n' "$EXP_MS" \
-	"$EXP_CPU_MS" "$exp_verdict"
+# only scrapes that all saw the 64 vCPUs measure anything (issue 25 item 4)
+exp_verdict() {
+	if [ "${EXP_VCPUS:-0}" -ge 64 ]; then
+		verdict "$1" "$2"
+	else
+		echo "not measured: a scrape saw ${EXP_VCPUS:-0} of the 64 vCPUs"
+	fi
+}
+printf '  exporter CPU <= 2 ms a scrape, 8 VMs x 8 vCPUs under load:  %s ms  %s\n' "$EXP_CPU_MS" \
+	"$(exp_verdict "$EXP_CPU_MS" 2)"
+printf '  exporter scrape <= 10 ms p50, <= 50 ms p99 (its own clock): %s ms  %s; %s ms  %s\n' "$EXP_MS" \
+	"$(exp_verdict "$EXP_MS" 10)" "$EXP_P99" "$(exp_verdict "$EXP_P99" 50)"
 if [ "$EXP_RSS0" != n/a ]; then
 	printf '  exporter memory flat over 180 scrapes:                     %+d KiB  %s\n' \
 		$((EXP_RSS1 - EXP_RSS0)) "$(verdict $((EXP_RSS1 - EXP_RSS0)) 512)"

@@ -219,9 +219,17 @@ static void sub_u64(__u64 *dst, const __u64 *prev, size_t n)
 		dst[i] -= prev[i];
 }
 
+/*
+ * An empty histogram adds nothing: most of a thread's are (each is some
+ * 1.3 KiB, and an exporter's scrape merges every thread's twice). BPF counts
+ * a sample's slot before its count, so a count of 0 read mid-update is the
+ * state before that sample, which the next read completes.
+ */
 static void hist_merge(struct kvmmmu_hist *d, const struct kvmmmu_hist *s, size_t n)
 {
 	for (size_t h = 0; h < n; h++) {
+		if (!s[h].count)
+			continue;
 		add_u64(&d[h].count, &s[h].count, 2); /* count, sum_ns */
 		if (s[h].max_ns > d[h].max_ns)
 			d[h].max_ns = s[h].max_ns;
