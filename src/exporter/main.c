@@ -7,7 +7,6 @@
  */
 #include <bpf/libbpf.h>
 #include <errno.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -182,14 +181,6 @@ int main(int argc, char **argv)
 
 	for (size_t i = 0; i < EXPORTER_MAX_LISTEN; i++)
 		e.listen_fd[i] = -1;
-	/*
-	 * A scrape builds its model afresh, some 130 KiB of rows a VM, and frees
-	 * it. glibc gave that back to the kernel after each scrape (the HTTP
-	 * thread's arena shrinks by madvise) and the next one faulted it in
-	 * again, zeroed: keep what the heap grew to (a few MiB at most).
-	 */
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
 	exporter_parse_args(argc, argv, &e.env);
 	process_fit_fd_limit(&e.env.max_connections);
 	log_verbose = e.env.verbose;
