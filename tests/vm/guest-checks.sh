@@ -666,12 +666,16 @@ if want tdp-ab; then
 			gsub(/[+%-]/, "", c)
 			if (c + 0 >= 1) print }' "$1"
 	}
-	flagged=$(big_flags $T/aa-diff.txt | wc -l)
+	# Rows of one histogram (its mean, p50, p90, p99, max) are one measurement,
+	# not five tests: a drift in fault latency between the halves (TCG, a
+	# guest beside) flags them together, 13 rows of 3 histograms once in CI
+	# on 6.1. So the budget counts the metrics flagged, not their rows.
+	flagged=$(big_flags $T/aa-diff.txt | awk '{ print $1 }' | sort -u | wc -l)
 	check $g/aa-faults-not-flagged "$(awk '/^VM tdp-ab$/ { v = 1; next } v && $1 == "faults" { print; exit }' $T/aa-diff.txt)" \
 		eval '! big_flags $T/aa-diff.txt | grep -q "^  faults "'
-	check $g/aa-flags-at-most-alpha "$flagged of $tested rows flagged by 1% or more: $(big_flags $T/aa-diff.txt | head -5 | tr -s ' ')" \
+	check $g/aa-flags-at-most-alpha "$flagged metrics (of $tested rows) flagged by 1% or more: $(big_flags $T/aa-diff.txt | head -5 | tr -s ' ')" \
 		eval '[ -n "$tested" ] && [ "$flagged" -le $((tested / 20 + 2)) ]'
-	info "$g: N vs N flagged $(grep -c ' (p=0\.0[0-4][0-9]* n=4+4)' $T/aa-diff.txt) of $tested rows, $flagged by 1% or more"
+	info "$g: N vs N flagged $(grep -c ' (p=0\.0[0-4][0-9]* n=4+4)' $T/aa-diff.txt) of $tested rows, $flagged metrics by 1% or more"
 fi
 
 # ---- qemu: a real QEMU guest, traced as the README shows (tests/vm/guest-qemu.sh)
