@@ -89,14 +89,19 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 has_phase() { [[ $PHASES == *" $1 "* ]]; }
 die() { echo "bench: $*" >&2; exit 2; }
+# guest_mmu NPT: the MMU a guest of BENCH_NPT=NPT runs, in words; fails for another NPT
+guest_mmu() {
+	case $1 in
+	0) echo "npt=0: shadow paging" ;;
+	1) echo "npt=1: nested paging, tdp_mmu=Y" ;;
+	*) return 1 ;;
+	esac
+}
 
 if [ ! -c /dev/kvm ] && [ -z "${BENCH_GUEST:-}" ]; then
 	# BENCH_NPT=1: nested paging and the TDP MMU (tdp_mmu=Y), where users' hosts are
-	case ${BENCH_NPT:=0} in
-	0) mmu="npt=0: shadow paging" ;;
-	1) mmu="npt=1: nested paging, tdp_mmu=Y" ;;
-	*) die "BENCH_NPT '$BENCH_NPT': expected 0 or 1" ;;
-	esac
+	BENCH_NPT=${BENCH_NPT:-0}
+	mmu=$(guest_mmu "$BENCH_NPT") || die "BENCH_NPT '$BENCH_NPT': expected 0 or 1"
 	echo "bench: no /dev/kvm here: running in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu)."
 	echo "  Under TCG absolute times mean nothing: read the ratios (to the floor, to bpftrace)."
 	# the done-event mode's patched modules, where they were built for the guest's kernel
@@ -108,6 +113,8 @@ if [ ! -c /dev/kvm ] && [ -z "${BENCH_GUEST:-}" ]; then
 		BENCH_ATTACH_RUNS="${BENCH_ATTACH_RUNS:-3}" BENCH_MODES="${BENCH_MODES:-}" \
 		BENCH_PHASES="${BENCH_PHASES:-throughput cost modes attach}" scripts/bench.sh "$BUILD"
 fi
+# phase 7's guest: a bad BENCH_NPT said now, not after the host's phases
+guest_mmu "${BENCH_NPT:-1}" >/dev/null || die "BENCH_NPT '$BENCH_NPT': expected 0 or 1"
 LOAD=("$BUILD/kvmmmu-load" --vcpus "$VCPUS" --mem "$MEM")
 [ "$DIRTY" -gt 0 ] && LOAD+=(--dirty-log "$DIRTY")
 LATENCY_BT=scripts/bpftrace/kvmmmu-latency.bt

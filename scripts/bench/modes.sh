@@ -189,11 +189,7 @@ guest_run() {
 		echo "Phase 7: not run: every mode asked for was measured here"
 		return 0
 	fi
-	case $npt in
-	0) mmu="npt=0: shadow paging" ;;
-	1) mmu="npt=1: nested paging, tdp_mmu=Y" ;;
-	*) die "BENCH_NPT '$npt': expected 0 or 1" ;;
-	esac
+	mmu=$(guest_mmu "$npt") || die "BENCH_NPT '$npt': expected 0 or 1"
 	echo "Phase 7: modes ${missing[*]} in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu): ratios only"
 	GUEST_MMU=$mmu
 	# the guest's kvmmmu attaches fentry: its phase 2 is that mode, phase 6 the others
