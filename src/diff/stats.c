@@ -199,7 +199,7 @@ int stats_hist_quantile_bucket(const struct kvmmmu_hist *h, double q)
 double stats_hist_quantile(const struct kvmmmu_hist *h, double q)
 {
 	int b = stats_hist_quantile_bucket(h, q);
-	double rank = q * (double)h->count, before = 0, lo, hi;
+	double rank = q * (double)h->count, before = 0, lo, hi, v;
 
 	if (b < 0)
 		return 0;
@@ -209,7 +209,9 @@ double stats_hist_quantile(const struct kvmmmu_hist *h, double q)
 	if (b == KVMMMU_HIST_BUCKETS - 1)
 		return lo; /* unbounded above: its lower bound, as histogram_quantile does */
 	hi = (double)kvmmmu_hist_slot_high((__u32)b) + 1;
-	return lo + (hi - lo) * (rank - before) / (double)h->slots[b];
+	v = lo + (hi - lo) * (rank - before) / (double)h->slots[b];
+	/* the interpolation can pass the slowest fault seen: no percentile is above it */
+	return h->max_ns && v > (double)h->max_ns ? (double)h->max_ns : v;
 }
 
 /* Where bucket B's mass sits on the log2 axis: its geometric middle. */

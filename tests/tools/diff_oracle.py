@@ -72,8 +72,9 @@ def report(name, na, nb, wrong):
 def histograms(path):
     """{(vm, metric): [(lo, hi, count), ...]} of a run's VM-wide rows, last values
     (rows are cumulative);
-    hi is None for the open-ended last bucket."""
-    cumulative = {}
+    hi is None for the open-ended last bucket. Also {(vm, metric): the slowest
+    fault (NAME_max)}."""
+    cumulative, maxima = {}, {}
     with open(path) as f:
         rows = csv.reader(line for line in f if not line.startswith("#"))
         next(rows)
@@ -81,8 +82,12 @@ def histograms(path):
             ts, pid, comm, vcpu, source, metric, le, value = r[:8]
             vm = r[8] if len(r) > 8 and r[8] else comm
             # VM-wide rows only: not a vCPU's, nor a thread's tied to none ("NAME [tid N]")
-            if (source != "bpf" or vcpu != "" or le == "" or pid == "0"
+            if (source != "bpf" or vcpu != "" or pid == "0"
                     or re.search(r" \[tid [0-9]+\]$", comm)):
+                continue
+            if le == "":
+                if metric.endswith("_max"):
+                    maxima[(vm, metric[:-4])] = int(value)
                 continue
             cumulative.setdefault((vm, metric), {})[le] = int(value)
     out = {}
@@ -94,11 +99,17 @@ def histograms(path):
             below, lo = by_le[str(b)], b + 1
         buckets.append((lo, None, by_le["+Inf"] - below))
         out[key] = buckets
-    return out
+    return out, maxima
 
 
-def quantile(buckets, q):
-    """histogram_quantile's interpolation inside the bucket that holds rank q*count."""
+def quantile(buckets, q, top=None):
+    """histogram_quantile's interpolation inside the bucket that holds rank q*count,
+    at most TOP (the slowest fault seen, when known)."""
+    v = interpolate(buckets, q)
+    return min(v, top) if top else v
+
+
+def interpolate(buckets, q):
     total = sum(n for _, _, n in buckets)
     rank, seen = q * total, 0
     for lo, hi, n in buckets:
@@ -126,7 +137,9 @@ def real_runs(tool, sides):
             if r["vcpu"] == ""}
     text = subprocess.run([tool, "--all", *sides], check=True, capture_output=True,
                           text=True).stdout
-    runs = {na: [histograms(p) for p in a], nb: [histograms(p) for p in b]}
+    runs, maxima = {}, {}
+    for side, paths in ((na, a), (nb, b)):
+        runs[side], maxima[side] = map(list, zip(*(histograms(p) for p in paths)))
     failed = 0
     for key in sorted(set().union(*runs[na]) & set().union(*runs[nb])):
         vm, metric = key
@@ -136,7 +149,8 @@ def real_runs(tool, sides):
         for side, col in ((na, f"{na}_median"), (nb, f"{nb}_median")):
             for suffix, q in (("p50", 0.5), ("p90", 0.9), ("p99", 0.99)):
                 row = rows.get((vm, f"{metric} {suffix}"))
-                per_run = [quantile(h[key], q) for h in runs[side] if key in h]
+                per_run = [quantile(h[key], q, m.get(key))
+                           for h, m in zip(runs[side], maxima[side]) if key in h]
                 if row is None or not per_run:
                     continue
                 want, got = statistics.median(per_run), float(row[col])

@@ -91,6 +91,10 @@ static void histogram_quantiles(void **state)
 	assert_float_equal(stats_hist_quantile(&h, 0.5), lo + (hi - lo) * 0.5, 1e-9);
 	assert_float_equal(stats_hist_quantile(&h, 0.99), lo + (hi - lo) * 0.99, 1e-9);
 	assert_int_equal(stats_hist_quantile_bucket(&h, 0.5), (int)b);
+	/* never above the slowest fault seen, though the bucket reaches further */
+	h.max_ns = (__u64)(lo + (hi - lo) * 0.6);
+	assert_float_equal(stats_hist_quantile(&h, 0.5), lo + (hi - lo) * 0.5, 1e-9);
+	assert_float_equal(stats_hist_quantile(&h, 0.99), (double)h.max_ns, 1e-9);
 }
 
 static void wasserstein(void **state)
