@@ -62,14 +62,15 @@
 #    fentry and kprobe, with done-event where scripts/kernel-patches.sh built
 #    the modules), measured as phases 1, 2 and 6 in a KVM-capable guest
 #    (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG; BENCH_NPT, default 1:
-#    nested paging and the TDP MMU, as users' hosts), reported as a table a
+#    nested paging, and BENCH_TDP_MMU, default Y: the TDP MMU, as users'
+#    hosts; N: the legacy MMU's direct faults), reported as a table a
 #    mode and summary lines of their own: ratios only (scripts/bench/modes.sh).
 #
 # BENCH_PHASES (default: throughput cost modes guest attach cpu contention) picks
 # phases; phase 2 (cost) always runs: the report and its summary lines are
 # its. Without /dev/kvm the benchmark runs in a KVM-capable guest
 # (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG, npt=0: shadow paging, or
-# BENCH_NPT=1: nested paging and the TDP MMU,
+# BENCH_NPT=1: nested paging and the TDP MMU (BENCH_TDP_MMU=N: the legacy MMU),
 # where fentry, kprobes and the tracepoints all attach), smaller and without
 # phases 4 and 5; there absolute times mean nothing, the ratios do.
 #
@@ -89,32 +90,38 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 has_phase() { [[ $PHASES == *" $1 "* ]]; }
 die() { echo "bench: $*" >&2; exit 2; }
-# guest_mmu NPT: the MMU a guest of BENCH_NPT=NPT runs, in words; fails for another NPT
+# guest_mmu NPT TDP_MMU: the MMU a guest of BENCH_NPT=NPT and BENCH_TDP_MMU=TDP_MMU
+# runs, in words; fails, saying why, for another NPT or TDP_MMU
 guest_mmu() {
+	case $2 in
+	Y | N) ;;
+	*) echo "BENCH_TDP_MMU '$2': expected Y or N" && return 1 ;;
+	esac
 	case $1 in
 	0) echo "npt=0: shadow paging" ;;
-	1) echo "npt=1: nested paging, tdp_mmu=Y" ;;
-	*) return 1 ;;
+	1) echo "npt=1: nested paging, tdp_mmu=$2" ;;
+	*) echo "BENCH_NPT '$1': expected 0 or 1" && return 1 ;;
 	esac
 }
+BENCH_TDP_MMU=${BENCH_TDP_MMU:-Y}
 
 if [ ! -c /dev/kvm ] && [ -z "${BENCH_GUEST:-}" ]; then
 	# BENCH_NPT=1: nested paging and the TDP MMU (tdp_mmu=Y), where users' hosts are
 	BENCH_NPT=${BENCH_NPT:-0}
-	mmu=$(guest_mmu "$BENCH_NPT") || die "BENCH_NPT '$BENCH_NPT': expected 0 or 1"
+	mmu=$(guest_mmu "$BENCH_NPT" "$BENCH_TDP_MMU") || die "$mmu"
 	echo "bench: no /dev/kvm here: running in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu)."
 	echo "  Under TCG absolute times mean nothing: read the ratios (to the floor, to bpftrace)."
 	# the done-event mode's patched modules, where they were built for the guest's kernel
 	patched=$(scripts/kernel-patches.sh built 6.12 2>/dev/null)
-	exec scripts/kvm-guest.sh --npt "$BENCH_NPT" --tdp-mmu Y --timeout 5400 -- env \
+	exec scripts/kvm-guest.sh --npt "$BENCH_NPT" --tdp-mmu "$BENCH_TDP_MMU" --timeout 5400 -- env \
 		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$patched}" \
 		BENCH_ROUNDS="${BENCH_ROUNDS:-3}" BENCH_COST_ROUNDS="${BENCH_COST_ROUNDS:-2}" \
 		BENCH_MEM="${BENCH_MEM:-32M}" BENCH_DIRTY_LOG="${BENCH_DIRTY_LOG:-1}" \
 		BENCH_ATTACH_RUNS="${BENCH_ATTACH_RUNS:-3}" BENCH_MODES="${BENCH_MODES:-}" \
 		BENCH_PHASES="${BENCH_PHASES:-throughput cost modes attach}" scripts/bench.sh "$BUILD"
 fi
-# phase 7's guest: a bad BENCH_NPT said now, not after the host's phases
-guest_mmu "${BENCH_NPT:-1}" >/dev/null || die "BENCH_NPT '$BENCH_NPT': expected 0 or 1"
+# phase 7's guest: a bad BENCH_NPT or BENCH_TDP_MMU said now, not after the host's phases
+mmu=$(guest_mmu "${BENCH_NPT:-1}" "$BENCH_TDP_MMU") || die "$mmu"
 LOAD=("$BUILD/kvmmmu-load" --vcpus "$VCPUS" --mem "$MEM")
 [ "$DIRTY" -gt 0 ] && LOAD+=(--dirty-log "$DIRTY")
 LATENCY_BT=scripts/bpftrace/kvmmmu-latency.bt

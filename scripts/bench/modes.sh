@@ -189,11 +189,11 @@ guest_run() {
 		echo "Phase 7: not run: every mode asked for was measured here"
 		return 0
 	fi
-	mmu=$(guest_mmu "$npt") || die "BENCH_NPT '$npt': expected 0 or 1"
+	mmu=$(guest_mmu "$npt" "$BENCH_TDP_MMU") || die "$mmu"
 	echo "Phase 7: modes ${missing[*]} in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu): ratios only"
 	GUEST_MMU=$mmu
 	# the guest's kvmmmu attaches fentry: its phase 2 is that mode, phase 6 the others
-	scripts/kvm-guest.sh --npt "$npt" --tdp-mmu Y --timeout "${BENCH_GUEST_TIMEOUT:-3600}" -- env \
+	scripts/kvm-guest.sh --npt "$npt" --tdp-mmu "$BENCH_TDP_MMU" --timeout "${BENCH_GUEST_TIMEOUT:-3600}" -- env \
 		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$mods}" \
 		BENCH_ROUNDS="${BENCH_GUEST_ROUNDS:-3}" BENCH_COST_ROUNDS=2 BENCH_MEM=32M BENCH_DIRTY_LOG=1 \
 		BENCH_MODES="${missing[*]}" BENCH_PHASES="throughput cost modes" \

@@ -229,7 +229,7 @@ st_dirty_log() {
 # that dirty logging splits them all, once a VM: kvmmmu's huge_page_splits
 # is that memory's 2 MiB pages, summed over its VMs.
 st_splits() {
-	awk -v g="$1" -v p="$3" -v M="$M" "$AWK_HEX"'
+	awk -v g="$1" -v p="$3" -v M="$M" -v VCPUS=2 "$AWK_HEX"'
 	FILENAME == ARGV[1] {
 		if ($0 ~ /^guest physical test memory: \[0x[0-9a-f]+, 0x[0-9a-f]+\)/)
 			pages += test_memory($0) / 2097152
@@ -248,16 +248,23 @@ st_splits() {
 			print M " PASS " g "/huge_page_splits"
 		else
 			print M " FAIL " g "/huge_page_splits: kvmmmu " s ", the test memory has " pages " 2 MiB pages"
-		# each 2 MiB page mapped huge when populated, and again when the
-		# vCPUs touch it after dirty logging is off (at least: 6.12 took a
-		# few more 2 MiB faults in one run of record, 37 for 32)
+		# Each 2 MiB page mapped huge when populated, and again when the
+		# vCPUs touch it after dirty logging is off; and once more where
+		# both vCPUs fault on one page at once. The test does not partition
+		# its memory (memstress): each vCPU writes all of it. The later
+		# fault, waiting for the HugeTLB page meanwhile, replaces the SPTE
+		# the earlier one set, which differs from its own by the dirty bit
+		# the (here emulated) NPT walk has set since; KVM counts that fault
+		# fixed, and kvmmmu the 2 MiB SPTE it sets (seen in tracefs:
+		# kvm_tdp_mmu_spte_changed at level 2, old 0x3400ee7, new 0x3400ea7,
+		# 6.12, 40 for 32 in that run). So at most a vCPU a page a pass.
 		for (v in huge)
 			h += huge[v]
-		if (pages > 0 && h >= 2 * pages)
+		if (pages > 0 && h >= 2 * pages && h <= 2 * VCPUS * pages)
 			print M " PASS " g "/level_installed_2m-populate-and-repopulate"
 		else
-			print M " FAIL " g "/level_installed_2m-populate-and-repopulate: kvmmmu " h ", twice the test memory'"'"'s 2 MiB pages " 2 * pages
-		print M " INFO " g ": level_installed_2m " h ", 2 MiB pages of test memory " pages
+			print M " FAIL " g "/level_installed_2m-populate-and-repopulate: kvmmmu " h ", expected from " 2 * pages " (twice the test memory'"'"'s 2 MiB pages) to " 2 * VCPUS * pages " (a vCPU each)"
+		print M " INFO " g ": level_installed_2m " h ", 2 MiB pages of test memory " pages " (" h - 2 * pages " set again by the other vCPU)"
 	}' "$4" FS=, "$2"
 }
 
