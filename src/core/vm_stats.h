@@ -42,6 +42,8 @@ struct vm_stats {
 	 */
 	bool stale;
 	double first_scan, scanned_at; /* monotonic seconds: the caller's looks at its fds */
+	double read_at;		       /* ... and its last full read of them */
+	long long open_fds;	       /* how many the VMM had open then (0: not told) */
 	/*
 	 * The VMM's own VM and vCPU fds at the last look. None, and its VM is
 	 * gone (or going) while the process lives on: only our duplicated
