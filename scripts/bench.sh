@@ -39,7 +39,7 @@
 #    dirty logging, kvmmmu-hist 1 tracing them all, its utime+stime over 10 s;
 #    then kvmmmu-top -b -d 1 over the same VMs, over 8 s; then kvmmmu-exporter
 #    scraped 200 times over the same VMs (its own scrape duration, curl's,
-#    and its RSS after 20 and after 200 scrapes).
+#    and its RSS after 20 and after 200 scrapes) (scripts/bench/cpu.sh).
 # 5. contention_begin on locks that are not a traced mmu_lock: a small VM
 #    runs while tests/tools/threadstorm contends on the host's own locks
 #    (thread creation and exit: tasklist_lock, an rwlock like mmu_lock;
@@ -74,7 +74,8 @@
 # where fentry, kprobes and the tracepoints all attach), smaller and without
 # phases 4 and 5; there absolute times mean nothing, the ratios do.
 #
-# The targets (issues 9, 25) are printed with "met"/"NOT met"; nothing here fails on them.
+# The targets (issues 9, 25) are printed with "met"/"NOT met"; nothing here fails on them
+# (scripts/bench/targets.sh).
 set -u
 export LC_ALL=C
 
@@ -378,6 +379,10 @@ bt_script() {
 }
 # shellcheck source=scripts/bench/modes.sh
 source "$ROOT/scripts/bench/modes.sh"
+# shellcheck source=scripts/bench/cpu.sh
+source "$ROOT/scripts/bench/cpu.sh"
+# shellcheck source=scripts/bench/targets.sh
+source "$ROOT/scripts/bench/targets.sh"
 mode_attaches auto
 DEFAULT_MODE=$(probe_mode_of "$TMP/mode.auto.out")
 BT_SCRIPT=$(bt_script "$DEFAULT_MODE")
@@ -499,111 +504,8 @@ else
 	echo
 fi
 
-# ---- phase 4: kvmmmu-hist's own CPU, 64 vCPUs over 8 VMs, 1 s intervals ----
-if has_phase cpu; then
-	echo "Phase 4: kvmmmu-hist 1 (1 s intervals) over 8 VMs x 8 vCPUs faulting under dirty logging"
-	VM_PIDS=()
-	for ((i = 0; i < 8; i++)); do
-		# long enough to outlast every tracer below however slowly they start
-		# (64 busy vCPUs on a few CPUs); stopped at the end of the phase
-		"$BUILD/kvmmmu-load" --vcpus 8 --mem 4M --dirty-log 1 --duration 900 >"$TMP/vm$i.out" 2>&1 &
-		VM_PIDS+=($!)
-	done
-	sleep 1
-	# the files exist before the polls read them (a background job opens its own a moment later)
-	: >"$TMP/cpu.out"
-	"$BUILD/kvmmmu-hist" 1 >"$TMP/cpu.out" 2>&1 &
-	TRACER_PIDS=($!)
-	for ((i = 0; i < 300; i++)); do grep -q '^Tracing' "$TMP/cpu.out" && break; sleep 0.1; done
-	sleep 2
-	# cpu_pct PID SECS: PID's utime + stime over SECS seconds, in % of one CPU
-	cpu_pct() {
-		local c0 c1 t0 t1
-		c0=$(awk '{ print $14 + $15 }' /proc/"$1"/stat)
-		t0=$(date +%s%N)
-		sleep "$2"
-		c1=$(awk '{ print $14 + $15 }' /proc/"$1"/stat)
-		t1=$(date +%s%N)
-		awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v ns=$((t1 - t0)) \
-			'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }'
-	}
-	CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 10)
-	stop_tracer
-	echo "  kvmmmu-hist used ${CPU_PCT}% of a CPU (utime + stime over 10 s)"
-	# the same VMs (still running) under kvmmmu-top, refreshed every second
-	: >"$TMP/top.out"
-	"$BUILD/kvmmmu-top" -b -d 1 >"$TMP/top.out" 2>&1 &
-	TRACER_PIDS=($!)
-	for ((i = 0; i < 300; i++)); do grep -q 'kvmmmu-top:' "$TMP/top.out" && break; sleep 0.1; done
-	sleep 1
-	TOP_CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 8)
-	stop_tracer
-	echo "  kvmmmu-top used ${TOP_CPU_PCT}% of a CPU (utime + stime over 8 s)"
-	# and on a screen, in tmux: the ncurses redraws cost too
-	TOP_TUI_PCT=n/a
-	if command -v tmux >/dev/null; then
-		tmux kill-session -t kvmmmu-bench 2>/dev/null
-		tmux new-session -d -s kvmmmu-bench -x 160 -y 50 "$BUILD/kvmmmu-top -d 1"
-		tui=
-		for ((i = 0; i < 300; i++)); do
-			tui=$(pgrep -f "^$BUILD/kvmmmu-top -d 1\$" | head -1)
-			[ -n "$tui" ] && tmux capture-pane -p -t kvmmmu-bench | grep -q '^VM ' && break
-			sleep 0.1
-		done
-		sleep 1
-		[ -n "$tui" ] && TOP_TUI_PCT=$(cpu_pct "$tui" 8)
-		tmux send-keys -t kvmmmu-bench q
-		sleep 0.5
-		tmux kill-session -t kvmmmu-bench 2>/dev/null
-	fi
-	echo "  kvmmmu-top on a 160x50 screen (tmux) used ${TOP_TUI_PCT}% of a CPU (utime + stime over 8 s)"
-	# the same VMs under kvmmmu-exporter: 200 scrapes, each timed by curl and by
-	# the exporter itself (kvmmmu_scrape_duration_seconds); its RSS after the
-	# first 20 and after all of them (a scrape must free what it allocates)
-	: >"$TMP/exp.out"
-	"$BUILD/kvmmmu-exporter" --web.listen-address=127.0.0.1:0 >"$TMP/exp.out" 2>&1 &
-	TRACER_PIDS=($!)
-	EXP_PORT=
-	for ((i = 0; i < 300; i++)); do
-		EXP_PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$TMP/exp.out")
-		[ -n "$EXP_PORT" ] && break
-		sleep 0.1
-	done
-	[ -n "$EXP_PORT" ] || die "kvmmmu-exporter did not start: $(tail -2 "$TMP/exp.out")"
-	sleep 1
-	: >"$TMP/scrape.curl"
-	: >"$TMP/scrape.self"
-	: >"$TMP/scrape.vcpus"
-	EXP_CPU0=$(awk '{ print $14 + $15 }' /proc/"${TRACER_PIDS[0]}"/stat)
-	for ((i = 0; i < 200; i++)); do
-		curl -s -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
-		awk '$1 == "kvmmmu_scrape_duration_seconds" { print $2 }' "$TMP/scrape.txt" >>"$TMP/scrape.self"
-		awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt" >>"$TMP/scrape.vcpus"
-		[ $i = 19 ] && EXP_RSS0=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
-	done
-	EXP_RSS1=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
-	# CPU time per scrape: with 64 busy vCPUs on a few CPUs the wall clock mostly waits for one
-	EXP_CPU_MS=$(awk -v c0="$EXP_CPU0" -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", 1000 * ($14 + $15 - c0) / hz / 200 }' \
-		/proc/"${TRACER_PIDS[0]}"/stat)
-	EXP_SERIES=$(grep -vc '^#' "$TMP/scrape.txt")
-	# the fewest vCPUs a scrape saw: every scrape must have seen the 64 to count
-	EXP_VCPUS=$(sort -n "$TMP/scrape.vcpus" | head -1)
-	stop_tracer
-	median() { sort -g "$1" | awk '{ v[++n] = $1 } END { printf "%.2f", 1000 * (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'; }
-	p99() { sort -g "$1" | awk '{ v[++n] = $1 } END { i = int(n * 0.99); if (i < 1) i = 1; printf "%.2f", 1000 * v[i] }'; }
-	EXP_MS=$(median "$TMP/scrape.self")
-	EXP_P99=$(p99 "$TMP/scrape.self")
-	echo "  kvmmmu-exporter: a scrape ($EXP_SERIES series, at least $EXP_VCPUS vCPUs) takes ${EXP_MS} ms median, $EXP_P99 ms p99 (its own clock);"
-	echo "    curl sees $(median "$TMP/scrape.curl") ms median; $EXP_CPU_MS ms of CPU a scrape (utime + stime, and the"
-	echo "    main loop's upkeep meanwhile); RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"
-	for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
-	for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	echo
-else
-	CPU_PCT=n/a TOP_CPU_PCT=n/a TOP_TUI_PCT=n/a EXP_MS=n/a EXP_P99=n/a EXP_CPU_MS=n/a EXP_VCPUS=0 EXP_RSS0=n/a EXP_RSS1=n/a
-	echo "Phase 4: not run (BENCH_PHASES)"
-	echo
-fi
+# ---- phase 4: kvmmmu-hist's own CPU, 64 vCPUs over 8 VMs, 1 s intervals (scripts/bench/cpu.sh) ----
+cpu_phase
 
 # ---- phase 5: contention_begin on other locks ----
 if has_phase contention; then
@@ -734,118 +636,9 @@ awk '{ if ($2 > rss[$1]) rss[$1] = $2; if ($3 > maps[$1]) maps[$1] = $3 }
 	"$TMP/mem" | sort
 echo
 
-# ---- targets ----
-TRIV=$(ns_event kvmmmu base triv_pcpu_inc)
-TRIV_NAME="tp_btf per-CPU counter increment (triv_pcpu_inc), alongside kvmmmu"
-if [ "$HAVE_TRIVIAL" = 0 ] || [ "$TRIV" = 0.0 ]; then
-	TRIV=$(ns_event kvmmmu base kvm_mmu_set_spt)
-	TRIV_NAME="bpftrace count() (tracepoint program), alongside kvmmmu"
-fi
-verdict() {
-	case $1 in
-	'' | n/a | '?') echo "not measured" ;;
-	*) awk -v v="$1" -v lim="$2" 'BEGIN { print (v <= lim) ? "met" : "NOT met" }' ;;
-	esac
-}
-echo "Targets (issue 9; reported, not enforced)"
-echo "  trivial program: $TRIV_NAME = $TRIV ns/event"
-awk 'NR == FNR { if ($1 == "kvmmmu") F += $2; next }
-	$1 == "kvmmmu" && $3 == "tracer" { rt[$4] += $6; rc[$4] += $7 }
-	END { for (p in rc) if (rc[p] >= F) print p, rt[p] / rc[p] }' \
-	"$COSTF" "$COST" | sort | while read -r p ns; do
-	ratio=$(awk -v a="$ns" -v b="$TRIV" 'BEGIN { printf "%.3f", (b > 0) ? a / b : 0 }')
-	printf '  program run >= once per fault <= 1.5x trivial: %-28s %7.1f ns = %.2fx  %s\n' "$p" "$ns" \
-		"$ratio" "$(verdict "$ratio" 1.5)"
-done
-ratio=$(awk -v a="$KV_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
-printf '  default BPF ns/fault <= 0.25 of bpftrace:    %s / %s ns = %.2f   %s\n' "$KV_PF" "$BT_PF" \
-	"$ratio" "$(verdict "$ratio" 0.25)"
-ratio=$(awk -v a="$KB_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
-printf '  accounting-only BPF ns/fault <= 0.2:         %s / %s ns = %.2f   %s\n' "$KB_PF" "$BT_PF" \
-	"$ratio" "$(verdict "$ratio" 0.2)"
-# The floor of this program set: what its runs and clock reads cost with no
-# other work (an empty program per run; the clock as triv_hash_ktime less
-# triv_hash_tid), and with one thread lookup each (triv_hash_tid less
-# triv_empty), as every program but contention_begin does. Clock reads per
-# fault: the walk and the SPTE of each fault, and both ends of each wait.
-# floor_line CFG LABEL [ns]: the line, or (ns) the floor alone, in ns per fault
-floor_line() {
-	awk -v c="$1" -v l="$2" -v only="${3:-}" -v bt="$BT_PF" -v e="$(ns_event "$1" base triv_empty)" \
-		-v h="$(ns_event "$1" base triv_hash_tid)" -v k="$(ns_event "$1" base triv_hash_ktime)" '
-		NR == FNR { if ($1 == c) F += $2; next }
-		$1 == c && $3 == "tracer" { n += $7; if ($4 ~ /^contention_/) w += $7; if ($4 ~ /^contention_begin/) b += $7 }
-		END { if (F == 0 || bt == 0 || e == 0) exit
-			runs = n / F; clocks = 2 + w / F; lookups = (n - b) / F
-			# a clock read or lookup costs at least nothing (under TCG the
-			# differences of emulated programs can come out negative)
-			ck = (k > h) ? k - h : 0; lk = (h > e) ? h - e : 0
-			f0 = runs * e + clocks * ck; f1 = f0 + lookups * lk
-			if (only) { printf "%.1f\n", f0; exit }
-			printf "  %s floor: %.2f runs and %.2f clock reads a fault = %.0f ns (%.2f of bpftrace); with a thread lookup each %.0f ns (%.2f)\n",
-				l, runs, clocks, f0, f0 / bt, f1, f1 / bt }' "$COSTF" "$COST"
-}
-floor_line kvmmmu default
-floor_line kvmmmu-base accounting-only
-# Throughput cost from the paired medians, each against bpftrace's.
-tp_cost() { awk -v r="$1" 'BEGIN { printf "%.1f", 100 * (1 - r) }'; }
-read -r bt_pm < <(awk '$1 == "bpftrace" { print $4 }' "$TMP/summary")
-has_phase throughput || echo "  throughput cost: not measured (phase 1 not run: BENCH_PHASES)"
-for c in kvmmmu kvmmmu-base kvmmmu-s16; do
-	has_phase throughput || break
-	read -r pm plo phi < <(awk -v c="$c" '$1 == c { print $4, $5, $6 }' "$TMP/summary")
-	ratio=$(awk -v a="$(tp_cost "$pm")" -v b="$(tp_cost "$bt_pm")" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')
-	printf '  %-11s throughput cost <= 0.25 of bpftrace: %s%% / %s%% = %s (rounds %s%%..%s%%)  %s\n' \
-		"$c" "$(tp_cost "$pm")" "$(tp_cost "$bt_pm")" "$ratio" "$(tp_cost "$phi")" "$(tp_cost "$plo")" \
-		"$(verdict "$ratio" 0.25)"
-done
-ratio=$(awk -v a="$KS_PF" -v b="$BT_PF" 'BEGIN { printf "%.4f", (b > 0) ? a / b : 0 }')
-printf '  (--sample 16 BPF ns/fault, for comparison: %s / %s ns = %.2f)\n' "$KS_PF" "$BT_PF" "$ratio"
-ratio=$(awk -v a="${LK_BEGIN:-0}" -v b="${LK_EMPTY:-0}" 'BEGIN { if (a + 0 > 0 && b + 0 > 0) printf "%.2f", a / b; else print "n/a" }')
-printf '  contention_begin on other locks <= 1.2x an empty program there: %s / %s ns = %s  %s\n' "${LK_BEGIN:-?}" \
-	"${LK_EMPTY:-?}" "$ratio" "$(verdict "$ratio" 1.2)"
-printf '  attach <= 0.5 s:                 %s ms (median of %d)  %s\n' "$ATTACH_MS" "$ATTACH_RUNS" \
-	"$(verdict "$ATTACH_MS" 500)"
-printf '  kvmmmu-hist CPU <= 1%% at 1 s intervals, 64 vCPUs over 8 VMs: %s%%  %s\n' "$CPU_PCT" \
-	"$(verdict "$CPU_PCT" 1)"
-printf '  kvmmmu-top CPU <= 1%% at 1 s refresh, 64 vCPUs over 8 VMs:  %s%%  %s\n' "$TOP_CPU_PCT" \
-	"$(verdict "$TOP_CPU_PCT" 1)"
-if [ "$TOP_TUI_PCT" != n/a ]; then
-	printf '  ... on a 160x50 screen (tmux):                             %s%%  %s\n' "$TOP_TUI_PCT" \
-		"$(verdict "$TOP_TUI_PCT" 1)"
-fi
-# only a scrape that saw the 64 vCPUs measures anything
-# only scrapes that all saw the 64 vCPUs measure anything (issue 25 item 4)
-exp_verdict() {
-	if [ "${EXP_VCPUS:-0}" -ge 64 ]; then
-		verdict "$1" "$2"
-	else
-		echo "not measured: a scrape saw ${EXP_VCPUS:-0} of the 64 vCPUs"
-	fi
-}
-printf '  exporter CPU <= 2 ms a scrape, 8 VMs x 8 vCPUs under load:  %s ms  %s\n' "$EXP_CPU_MS" \
-	"$(exp_verdict "$EXP_CPU_MS" 2)"
-printf '  exporter scrape <= 10 ms p50, <= 50 ms p99 (its own clock): %s ms  %s; %s ms  %s\n' "$EXP_MS" \
-	"$(exp_verdict "$EXP_MS" 10)" "$EXP_P99" "$(exp_verdict "$EXP_P99" 50)"
-if [ "$EXP_RSS0" != n/a ]; then
-	printf '  exporter memory flat over 180 scrapes:                     %+d KiB  %s\n' \
-		$((EXP_RSS1 - EXP_RSS0)) "$(verdict $((EXP_RSS1 - EXP_RSS0)) 512)"
-else
-	echo "  exporter memory flat over 180 scrapes:                     not measured (phase 4 not run)"
-fi
-# The BPF run time alone, against the time one vCPU spends per fault (no
-# tracer); "net" subtracts the floor bpf_stats itself adds to each program run
-# (triv_empty's ns/event) once per event.
-KV_FLOOR=$(ns_event kvmmmu base triv_empty)
-BT_FLOOR=$(ns_event bpftrace base triv_empty)
-awk -v kv="$KV_PF" -v bt="$BT_PF" -v rate="${NONE:-0}" -v vcpus="$VCPUS" -v kvf="$KV_FLOOR" -v btf="$BT_FLOOR" \
-	-v kve="$KV_N" -v bte="$BT_N" 'BEGIN {
-	if (rate <= 0) exit
-	per = 1e9 * vcpus / rate
-	printf "  for scale: a fault takes %.0f ns of vCPU time without a tracer; BPF run time per fault is\n", per
-	printf "    %.1f%% of it for kvmmmu (%.1f%% net of the bpf_stats floor), %.1f%% for bpftrace (%.1f%% net)\n",
-		100 * kv / per, 100 * (kv - kve * kvf) / per, 100 * bt / per, 100 * (bt - bte * btf) / per }'
-echo
-[ "$BUSY_RUNS" -gt 0 ] && echo "warning: $BUSY_RUNS runs started while another VM was running (shared machine?)"
+# ---- targets (scripts/bench/targets.sh) ----
+targets_report
+
 # ---- probe modes: this host's own (phase 2), the others (phase 6), the guest's (phase 7) ----
 mode_table "$DEFAULT_MODE" ""
 for m in "${MODES_RUN[@]}"; do

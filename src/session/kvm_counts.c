@@ -81,7 +81,7 @@ static bool fds_left(const struct kvm_counts *k, size_t more)
 static void update(struct kvm_counts *k, const struct threads *threads, struct vm_stats *v, int pid)
 {
 	long long fds = 0;
-	bool from_zero;
+	bool counted = false, from_zero;
 	double now;
 	int err;
 
@@ -92,6 +92,18 @@ static void update(struct kvm_counts *k, const struct threads *threads, struct v
 			vm_stats_missed(v, pid); /* gone before its first look (a VM of a few ms) */
 		else
 			vm_stats_freeze(v); /* gone: the final values, then the fds go */
+		return;
+	}
+	/*
+	 * A process that holds several VMs: whose vCPU is a stats fd's is not
+	 * told yet (snapshot_vm_kvm() shows none), and a duplicate of an early
+	 * VM's fd would keep that VM alive: none are taken, those held go.
+	 */
+	if (threads_process_vms(threads, pid) > 1) {
+		if (v->pid == pid)
+			vm_stats_freeze(v);
+		else
+			vm_stats_missed(v, pid);
 		return;
 	}
 	/*
@@ -110,24 +122,13 @@ static void update(struct kvm_counts *k, const struct threads *threads, struct v
 			return;
 		v->scanned_at = now;
 		fds = open_fds(pid);
+		counted = true;
 		if (fds && fds == v->open_fds && !v->refs_gone_at &&
 		    now - v->read_at < STATS_REREAD_S)
 			return;
 	}
-	/*
-	 * A process that holds several VMs: whose vCPU is a stats fd's is not
-	 * told yet (snapshot_vm_kvm() shows none), and a duplicate of an early
-	 * VM's fd would keep that VM alive: none are taken, those held go.
-	 */
-	if (threads_process_vms(threads, pid) > 1) {
-		if (v->pid == pid)
-			vm_stats_freeze(v);
-		else
-			vm_stats_missed(v, pid);
-		return;
-	}
 	/* counted before the read: an fd opened meanwhile changes the next count */
-	if (!fds)
+	if (!counted)
 		fds = open_fds(pid);
 	/* a new PID resets V; a VMM that started after us made all its faults while we traced */
 	from_zero = v->pid == pid ? v->from_zero : start_ticks(pid) >= k->start_ticks;

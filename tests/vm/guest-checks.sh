@@ -650,7 +650,7 @@ if want tdp-ab; then
 	# steady METRIC: present, and not moved by 1% or more at p < 0.05
 	steady() { row "$1" | awk 'NF >= 3 { ok = !($4 != "" && $4 < 0.05 && ($3 >= 1 || $3 <= -1)) } END { exit !ok }'; }
 	for m in access_read access_write access_fetch access_not_present access_present \
-		level_installed_4k level_installed_2m level_not_huge_dirty_log; do
+		level_installed_4k level_installed_2m level_not_huge_host level_not_huge_dirty_log; do
 		check "$g/steady-$m" "N, Y, delta%, p: $(row "$m %")" steady "$m %"
 	done
 	for ph in pfn map other; do

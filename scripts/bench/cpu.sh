@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: GPL-2.0
+# scripts/bench.sh's phase 4, sourced by it: kvmmmu-hist's, kvmmmu-top's and
+# kvmmmu-exporter's own CPU over 8 VMs x 8 vCPUs faulting under dirty logging,
+# at 1 s intervals; the exporter's scrape time, CPU a scrape and memory. Sets
+# CPU_PCT, TOP_CPU_PCT, TOP_TUI_PCT and the EXP_* figures the targets read.
+# shellcheck shell=bash
+
+# cpu_pct PID SECS: PID's utime + stime over SECS seconds, in % of one CPU
+cpu_pct() {
+	local c0 c1 t0 t1
+	c0=$(awk '{ print $14 + $15 }' /proc/"$1"/stat)
+	t0=$(date +%s%N)
+	sleep "$2"
+	c1=$(awk '{ print $14 + $15 }' /proc/"$1"/stat)
+	t1=$(date +%s%N)
+	awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v ns=$((t1 - t0)) \
+		'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }'
+}
+
+# ms_median FILE, ms_p99 FILE: of FILE's times in seconds, in milliseconds
+ms_median() { sort -g "$1" | awk '{ v[++n] = $1 } END { printf "%.2f", 1000 * (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'; }
+ms_p99() { sort -g "$1" | awk '{ v[++n] = $1 } END { i = int(n * 0.99); if (i < 1) i = 1; printf "%.2f", 1000 * v[i] }'; }
+
+cpu_phase() {
+	if has_phase cpu; then
+		echo "Phase 4: kvmmmu-hist 1 (1 s intervals) over 8 VMs x 8 vCPUs faulting under dirty logging"
+		VM_PIDS=()
+		for ((i = 0; i < 8; i++)); do
+			# long enough to outlast every tracer below however slowly they start
+			# (64 busy vCPUs on a few CPUs); stopped at the end of the phase
+			"$BUILD/kvmmmu-load" --vcpus 8 --mem 4M --dirty-log 1 --duration 900 >"$TMP/vm$i.out" 2>&1 &
+			VM_PIDS+=($!)
+		done
+		sleep 1
+		# the files exist before the polls read them (a background job opens its own a moment later)
+		: >"$TMP/cpu.out"
+		"$BUILD/kvmmmu-hist" 1 >"$TMP/cpu.out" 2>&1 &
+		TRACER_PIDS=($!)
+		for ((i = 0; i < 300; i++)); do grep -q '^Tracing' "$TMP/cpu.out" && break; sleep 0.1; done
+		sleep 2
+		CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 10)
+		stop_tracer
+		echo "  kvmmmu-hist used ${CPU_PCT}% of a CPU (utime + stime over 10 s)"
+		# the same VMs (still running) under kvmmmu-top, refreshed every second
+		: >"$TMP/top.out"
+		"$BUILD/kvmmmu-top" -b -d 1 >"$TMP/top.out" 2>&1 &
+		TRACER_PIDS=($!)
+		for ((i = 0; i < 300; i++)); do grep -q 'kvmmmu-top:' "$TMP/top.out" && break; sleep 0.1; done
+		sleep 1
+		TOP_CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 8)
+		stop_tracer
+		echo "  kvmmmu-top used ${TOP_CPU_PCT}% of a CPU (utime + stime over 8 s)"
+		# and on a screen, in tmux: the ncurses redraws cost too
+		TOP_TUI_PCT=n/a
+		if command -v tmux >/dev/null; then
+			tmux kill-session -t kvmmmu-bench 2>/dev/null
+			tmux new-session -d -s kvmmmu-bench -x 160 -y 50 "$BUILD/kvmmmu-top -d 1"
+			tui=
+			for ((i = 0; i < 300; i++)); do
+				tui=$(pgrep -f "^$BUILD/kvmmmu-top -d 1\$" | head -1)
+				[ -n "$tui" ] && tmux capture-pane -p -t kvmmmu-bench | grep -q '^VM ' && break
+				sleep 0.1
+			done
+			sleep 1
+			[ -n "$tui" ] && TOP_TUI_PCT=$(cpu_pct "$tui" 8)
+			tmux send-keys -t kvmmmu-bench q
+			sleep 0.5
+			tmux kill-session -t kvmmmu-bench 2>/dev/null
+		fi
+		echo "  kvmmmu-top on a 160x50 screen (tmux) used ${TOP_TUI_PCT}% of a CPU (utime + stime over 8 s)"
+		# the same VMs under kvmmmu-exporter: 200 scrapes, each timed by curl and by
+		# the exporter itself (kvmmmu_scrape_duration_seconds); its RSS after the
+		# first 20 and after all of them (a scrape must free what it allocates)
+		: >"$TMP/exp.out"
+		"$BUILD/kvmmmu-exporter" --web.listen-address=127.0.0.1:0 >"$TMP/exp.out" 2>&1 &
+		TRACER_PIDS=($!)
+		EXP_PORT=
+		for ((i = 0; i < 300; i++)); do
+			EXP_PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$TMP/exp.out")
+			[ -n "$EXP_PORT" ] && break
+			sleep 0.1
+		done
+		[ -n "$EXP_PORT" ] || die "kvmmmu-exporter did not start: $(tail -2 "$TMP/exp.out")"
+		sleep 1
+		: >"$TMP/scrape.curl"
+		: >"$TMP/scrape.self"
+		: >"$TMP/scrape.vcpus"
+		EXP_CPU0=$(awk '{ print $14 + $15 }' /proc/"${TRACER_PIDS[0]}"/stat)
+		for ((i = 0; i < 200; i++)); do
+			curl -s -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
+			awk '$1 == "kvmmmu_scrape_duration_seconds" { print $2 }' "$TMP/scrape.txt" >>"$TMP/scrape.self"
+			awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt" >>"$TMP/scrape.vcpus"
+			[ $i = 19 ] && EXP_RSS0=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
+		done
+		EXP_RSS1=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
+		# CPU time per scrape: with 64 busy vCPUs on a few CPUs the wall clock mostly waits for one
+		EXP_CPU_MS=$(awk -v c0="$EXP_CPU0" -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", 1000 * ($14 + $15 - c0) / hz / 200 }' \
+			/proc/"${TRACER_PIDS[0]}"/stat)
+		EXP_SERIES=$(grep -vc '^#' "$TMP/scrape.txt")
+		# the fewest vCPUs a scrape saw: every scrape must have seen the 64 to count
+		EXP_VCPUS=$(sort -n "$TMP/scrape.vcpus" | head -1)
+		stop_tracer
+		EXP_MS=$(ms_median "$TMP/scrape.self")
+		EXP_P99=$(ms_p99 "$TMP/scrape.self")
+		echo "  kvmmmu-exporter: a scrape ($EXP_SERIES series, at least $EXP_VCPUS vCPUs) takes ${EXP_MS} ms median, $EXP_P99 ms p99 (its own clock);"
+		echo "    curl sees $(ms_median "$TMP/scrape.curl") ms median; $EXP_CPU_MS ms of CPU a scrape (utime + stime, and the"
+		echo "    main loop's upkeep meanwhile); RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"
+		for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
+		for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+		echo
+	else
+		CPU_PCT=n/a TOP_CPU_PCT=n/a TOP_TUI_PCT=n/a EXP_MS=n/a EXP_P99=n/a EXP_CPU_MS=n/a EXP_VCPUS=0 EXP_RSS0=n/a EXP_RSS1=n/a
+		echo "Phase 4: not run (BENCH_PHASES)"
+		echo
+	fi
+}
