@@ -17,6 +17,23 @@ cpu_pct() {
 		'BEGIN { printf "%.2f", 100 * c / hz / (ns / 1e9) }'
 }
 
+# tool_cpu OUT PATTERN SETTLE SECS CMD...: CMD in the background into OUT (a
+# tracer, stopped after); once OUT has a PATTERN line and SETTLE seconds more,
+# its CPU over SECS seconds into TOOL_CPU (cpu_pct; not a subshell: the exit
+# trap must know the tracer's pid)
+tool_cpu() {
+	local out=$1 pattern=$2 settle=$3 secs=$4 i
+	shift 4
+	# the file exists before the poll reads it (the background job opens its own a moment later)
+	: >"$out"
+	"$@" >"$out" 2>&1 &
+	TRACER_PIDS=($!)
+	for ((i = 0; i < 300; i++)); do grep -q "$pattern" "$out" && break; sleep 0.1; done
+	sleep "$settle"
+	TOOL_CPU=$(cpu_pct "${TRACER_PIDS[0]}" "$secs")
+	stop_tracer
+}
+
 # ms_median FILE, ms_p99 FILE: of FILE's times in seconds, in milliseconds
 ms_median() { sort -g "$1" | awk '{ v[++n] = $1 } END { printf "%.2f", 1000 * (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'; }
 ms_p99() { sort -g "$1" | awk '{ v[++n] = $1 } END { i = int(n * 0.99); if (i < 1) i = 1; printf "%.2f", 1000 * v[i] }'; }
@@ -32,23 +49,12 @@ cpu_phase() {
 			VM_PIDS+=($!)
 		done
 		sleep 1
-		# the files exist before the polls read them (a background job opens its own a moment later)
-		: >"$TMP/cpu.out"
-		"$BUILD/kvmmmu-hist" 1 >"$TMP/cpu.out" 2>&1 &
-		TRACER_PIDS=($!)
-		for ((i = 0; i < 300; i++)); do grep -q '^Tracing' "$TMP/cpu.out" && break; sleep 0.1; done
-		sleep 2
-		CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 10)
-		stop_tracer
+		tool_cpu "$TMP/cpu.out" '^Tracing' 2 10 "$BUILD/kvmmmu-hist" 1
+		CPU_PCT=$TOOL_CPU
 		echo "  kvmmmu-hist used ${CPU_PCT}% of a CPU (utime + stime over 10 s)"
 		# the same VMs (still running) under kvmmmu-top, refreshed every second
-		: >"$TMP/top.out"
-		"$BUILD/kvmmmu-top" -b -d 1 >"$TMP/top.out" 2>&1 &
-		TRACER_PIDS=($!)
-		for ((i = 0; i < 300; i++)); do grep -q 'kvmmmu-top:' "$TMP/top.out" && break; sleep 0.1; done
-		sleep 1
-		TOP_CPU_PCT=$(cpu_pct "${TRACER_PIDS[0]}" 8)
-		stop_tracer
+		tool_cpu "$TMP/top.out" 'kvmmmu-top:' 1 8 "$BUILD/kvmmmu-top" -b -d 1
+		TOP_CPU_PCT=$TOOL_CPU
 		echo "  kvmmmu-top used ${TOP_CPU_PCT}% of a CPU (utime + stime over 8 s)"
 		# and on a screen, in tmux: the ncurses redraws cost too
 		TOP_TUI_PCT=n/a
