@@ -80,8 +80,8 @@ static bool fds_left(const struct kvm_counts *k, size_t more)
  */
 static void update(struct kvm_counts *k, const struct threads *threads, struct vm_stats *v, int pid)
 {
-	long long fds = 0;
-	bool counted = false, from_zero;
+	bool settled, from_zero;
+	long long fds;
 	double now;
 	int err;
 
@@ -117,25 +117,21 @@ static void update(struct kvm_counts *k, const struct threads *threads, struct v
 	 * the VM's own fds are gone (ours are to be let go: the next reads).
 	 */
 	now = sysinfo_monotonic();
-	if (v->pid == pid && now - v->first_scan > STATS_YOUNG_S) {
-		if (now - v->scanned_at < STATS_RESCAN_S)
-			return;
-		v->scanned_at = now;
-		fds = open_fds(pid);
-		counted = true;
-		if (fds && fds == v->open_fds && !v->refs_gone_at &&
-		    now - v->read_at < STATS_REREAD_S)
-			return;
-	}
+	settled = v->pid == pid && now - v->first_scan > STATS_YOUNG_S;
+	if (settled && now - v->scanned_at < STATS_RESCAN_S)
+		return;
+	v->scanned_at = now;
 	/* counted before the read: an fd opened meanwhile changes the next count */
-	if (!counted)
-		fds = open_fds(pid);
+	fds = open_fds(pid);
+	if (settled && fds && fds == v->open_fds && !v->refs_gone_at &&
+	    now - v->read_at < STATS_REREAD_S)
+		return;
 	/* a new PID resets V; a VMM that started after us made all its faults while we traced */
 	from_zero = v->pid == pid ? v->from_zero : start_ticks(pid) >= k->start_ticks;
 	err = vm_stats_update(v, pid, from_zero);
 	if (!v->first_scan)
 		v->first_scan = now;
-	v->scanned_at = v->read_at = now;
+	v->scanned_at = v->read_at = now; /* V was reset for a new PID */
 	v->open_fds = fds;
 	if (err && err != -ENOENT && !k->err) {
 		k->err = err;
