@@ -17,6 +17,16 @@
 #define MAX_NAME_SIZE 4096
 #define MAX_DESCS 65536
 
+/* S's descriptors, read: from now on copies share them. */
+static int share_descs(struct kvm_stats *s)
+{
+	s->desc_refs = malloc(sizeof(*s->desc_refs));
+	if (!s->desc_refs)
+		return -ENOMEM;
+	*s->desc_refs = 1;
+	return 0;
+}
+
 int kvm_stats_parse(struct kvm_stats *s, const void *buf, size_t len)
 {
 	const struct kvm_stats_header *h = buf;
@@ -63,7 +73,7 @@ int kvm_stats_parse(struct kvm_stats *s, const void *buf, size_t len)
 	}
 	s->n_values = n_values;
 	s->values = calloc(n_values ? n_values : 1, sizeof(uint64_t));
-	if (!s->values)
+	if (!s->values || share_descs(s))
 		goto nomem;
 	return 0;
 nomem:
@@ -221,6 +231,8 @@ int kvm_stats_open_debugfs(struct kvm_stats *s, const char *dir)
 	if (!err && !s->n_desc)
 		err = -ENOENT;
 	if (!err)
+		err = share_descs(s);
+	if (!err)
 		err = kvm_stats_refresh(s);
 	if (err)
 		kvm_stats_close(s);
@@ -309,6 +321,41 @@ const char *kvm_stats_type_name(uint32_t flags)
 	}
 }
 
+/* S lets go of its descriptors; the last holder frees them (acquire: after every other's reads). */
+static void put_descs(const struct kvm_stats *s)
+{
+	if (s->desc_refs && __atomic_sub_fetch(s->desc_refs, 1, __ATOMIC_ACQ_REL))
+		return;
+	for (size_t i = 0; s->desc && i < s->n_desc; i++)
+		free(s->desc[i].name);
+	free(s->desc);
+	free(s->desc_refs);
+}
+
+static bool same_desc(const struct kvm_stat_desc_info *a, const struct kvm_stat_desc_info *b)
+{
+	return a->flags == b->flags && a->exponent == b->exponent && a->size == b->size &&
+	       a->offset == b->offset && a->bucket_size == b->bucket_size &&
+	       a->value_index == b->value_index && !strcmp(a->name, b->name);
+}
+
+bool kvm_stats_share_descs(struct kvm_stats *s, const struct kvm_stats *like)
+{
+	struct kvm_stats mine = *s;
+
+	if (!like->desc_refs || !s->desc_refs || s->desc == like->desc ||
+	    s->n_desc != like->n_desc || s->debugfs != like->debugfs)
+		return s->desc == like->desc;
+	for (size_t i = 0; i < s->n_desc; i++)
+		if (!same_desc(&s->desc[i], &like->desc[i]))
+			return false;
+	__atomic_add_fetch(like->desc_refs, 1, __ATOMIC_RELAXED);
+	s->desc = like->desc;
+	s->desc_refs = like->desc_refs;
+	put_descs(&mine);
+	return true;
+}
+
 int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src)
 {
 	memset(dst, 0, sizeof(*dst));
@@ -316,9 +363,21 @@ int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src)
 	dst->data_offset = src->data_offset;
 	dst->data_len = src->data_len;
 	dst->id = src->id ? strdup(src->id) : NULL;
-	dst->desc = calloc(src->n_desc ? src->n_desc : 1, sizeof(*dst->desc));
 	dst->values = calloc(src->n_values ? src->n_values : 1, sizeof(*dst->values));
-	if ((src->id && !dst->id) || !dst->desc || !dst->values)
+	if ((src->id && !dst->id) || !dst->values)
+		goto nomem;
+	memcpy(dst->values, src->values, src->n_values * sizeof(*dst->values));
+	dst->n_values = src->n_values;
+	if (src->desc_refs) {
+		__atomic_add_fetch(src->desc_refs, 1, __ATOMIC_RELAXED);
+		dst->desc_refs = src->desc_refs;
+		dst->desc = src->desc;
+		dst->n_desc = src->n_desc;
+		return 0;
+	}
+	/* descriptors filled in by hand, not read: a copy of its own */
+	dst->desc = calloc(src->n_desc ? src->n_desc : 1, sizeof(*dst->desc));
+	if (!dst->desc)
 		goto nomem;
 	for (size_t i = 0; i < src->n_desc; i++, dst->n_desc++) {
 		dst->desc[i] = src->desc[i];
@@ -326,8 +385,6 @@ int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src)
 		if (!dst->desc[i].name)
 			goto nomem;
 	}
-	memcpy(dst->values, src->values, src->n_values * sizeof(*dst->values));
-	dst->n_values = src->n_values;
 	return 0;
 nomem:
 	kvm_stats_close(dst);
@@ -336,10 +393,7 @@ nomem:
 
 void kvm_stats_close(struct kvm_stats *s)
 {
-	if (s->desc)
-		for (size_t i = 0; i < s->n_desc; i++)
-			free(s->desc[i].name);
-	free(s->desc);
+	put_descs(s);
 	free(s->id);
 	free(s->values);
 	if (s->fd >= 0)

@@ -31,6 +31,13 @@ struct kvm_stats {
 	size_t n_values;
 	uint64_t *values;
 	size_t data_len; /* bytes of the data block */
+	/*
+	 * desc never changes once read: copies share it, and so do a VM's
+	 * vCPUs (kvm_stats_share_descs()). This counts its holders (NULL: this
+	 * one holds it alone). A snapshot a second would otherwise copy some
+	 * 70 stats fds' names, and a renderer compare them by strcmp().
+	 */
+	unsigned int *desc_refs;
 };
 
 /*
@@ -50,13 +57,21 @@ int kvm_stats_open_kvm_fd(struct kvm_stats *s, int kvm_fd);
  * left out: debugfs shows their first bucket only.
  */
 int kvm_stats_open_debugfs(struct kvm_stats *s, const char *dir);
+/*
+ * S holds LIKE's descriptors instead of its own where the two sets are the
+ * same (a VM's vCPUs, which one kernel describes alike); true if it does.
+ */
+bool kvm_stats_share_descs(struct kvm_stats *s, const struct kvm_stats *like);
 /* Re-reads the data block (values are live in the kernel). */
 int kvm_stats_refresh(struct kvm_stats *s);
 const struct kvm_stat_desc_info *kvm_stats_find(const struct kvm_stats *s, const char *name);
 /* First value of a named statistic; returns -ENOENT when the kernel lacks it. */
 int kvm_stats_get(const struct kvm_stats *s, const char *name, uint64_t *value);
 const char *kvm_stats_type_name(uint32_t flags);
-/* A copy of SRC's descriptors and values, without its fd (for snapshots); 0 or -ENOMEM. */
+/*
+ * A copy of SRC's values, without its fd, sharing its descriptors (for
+ * snapshots, which other threads may close); 0 or -ENOMEM.
+ */
 int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src);
 /* A malloc()ed copy of S's values as last read (a baseline or a mark), or NULL. */
 uint64_t *kvm_stats_values_dup(const struct kvm_stats *s);

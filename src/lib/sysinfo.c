@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -86,6 +87,18 @@ double sysinfo_now(void)
 double sysinfo_monotonic(void)
 {
 	return clock_seconds(CLOCK_MONOTONIC);
+}
+
+long long sysinfo_open_fds(int pid)
+{
+	char path[64];
+	struct stat st;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fd");
+	return stat(path, &st) ? 0 : (long long)st.st_size;
 }
 
 char *sysinfo_join_argv(int argc, char **argv)

@@ -26,6 +26,12 @@ bool sysinfo_vmx_ept(void);
 uint64_t sysinfo_mem_available(void);
 double sysinfo_now(void); /* CLOCK_REALTIME seconds */
 double sysinfo_monotonic(void);
+/*
+ * How many fds process PID (0: this one) has open, as Linux 6.2 and later
+ * give it: the size of /proc/PID/fd, one stat() against a readdir that looks
+ * up every fd in it. 0 where the kernel does not say (or PID is gone).
+ */
+long long sysinfo_open_fds(int pid);
 /* Joins argv with spaces into a malloc()ed string. */
 char *sysinfo_join_argv(int argc, char **argv);
 

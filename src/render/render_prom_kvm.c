@@ -38,20 +38,25 @@ static bool kvm_seen(struct kvm_seen *seen, const char *name)
 }
 
 /*
- * Statistic NAME of S since BASE (counters; other values are what they are),
+ * Statistic *NAME of S since BASE (counters; other values are what they are),
  * as vm_stats_get() gives it. Looked up at HINT first: VMs and vCPUs of one
  * kernel list their statistics in the same order, so this saves a search by
- * name each VM and vCPU. False when S has no such statistic.
+ * name each VM and vCPU. *NAME becomes S's own name string: a VM's vCPUs share
+ * theirs, so for the next vCPU the test is one of pointers, not a strcmp().
+ * False when S has no such statistic.
  */
 static bool kvm_value(const struct kvm_stats *s, const uint64_t *base, size_t hint,
-		      const char *name, uint64_t *value)
+		      const char **name, uint64_t *value)
 {
-	const struct kvm_stat_desc_info *d = hint < s->n_desc && !strcmp(s->desc[hint].name, name)
-						     ? &s->desc[hint]
-						     : kvm_stats_find(s, name);
+	const struct kvm_stat_desc_info *d =
+		hint < s->n_desc &&
+				(s->desc[hint].name == *name || !strcmp(s->desc[hint].name, *name))
+			? &s->desc[hint]
+			: kvm_stats_find(s, *name);
 
 	if (!d)
 		return false;
+	*name = d->name;
 	*value = s->values[d->value_index];
 	if (base && (d->flags & KVM_STATS_TYPE_MASK) == KVM_STATS_TYPE_CUMULATIVE)
 		*value -= base[d->value_index];
@@ -67,12 +72,12 @@ static bool vm_value(const struct vm_stats *v, bool vcpu, size_t hint, const cha
 	if (v->stale) /* what was read before is not its count */
 		return false;
 	if (!vcpu || v->vcpu_sums) /* KVM summed them */
-		return v->have_vm && kvm_value(&v->vm, v->vm_baseline, hint, name, value);
+		return v->have_vm && kvm_value(&v->vm, v->vm_baseline, hint, &name, value);
 	*value = 0;
 	for (size_t i = 0; i < v->n_vcpus; i++) {
 		uint64_t one;
 
-		if (kvm_value(&v->vcpus[i].stats, v->vcpus[i].baseline, hint, name, &one)) {
+		if (kvm_value(&v->vcpus[i].stats, v->vcpus[i].baseline, hint, &name, &one)) {
 			*value += one;
 			any = true;
 		}

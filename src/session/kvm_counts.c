@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "kvm_counts.h"
@@ -37,19 +36,6 @@ static unsigned long long start_ticks(int pid)
 		       &ticks);
 	fclose(f);
 	return ticks;
-}
-
-/*
- * How many fds PID has open: the size Linux 6.2 and later give its
- * /proc/PID/fd, one stat() against reading every link in it; 0 where not told.
- */
-static long long open_fds(int pid)
-{
-	char path[64];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	return stat(path, &st) ? 0 : (long long)st.st_size;
 }
 
 /* KVM's stats fds take one per vCPU of every VM: use what the hard limit allows. */
@@ -122,7 +108,7 @@ static void update(struct kvm_counts *k, const struct threads *threads, struct v
 		return;
 	v->scanned_at = now;
 	/* counted before the read: an fd opened meanwhile changes the next count */
-	fds = open_fds(pid);
+	fds = sysinfo_open_fds(pid);
 	if (settled && fds && fds == v->open_fds && !v->refs_gone_at &&
 	    now - v->read_at < STATS_REREAD_S)
 		return;

@@ -47,6 +47,9 @@ static int add_vcpu(struct vm_stats *v, int pidfd, int fd, int id)
 	err = kvm_stats_open(&vs->stats, mine);
 	if (err)
 		return err;
+	/* one set of names for the VM's vCPUs: renderers find a statistic by pointer */
+	if (v->n_vcpus)
+		kvm_stats_share_descs(&vs->stats, &v->vcpus[0].stats);
 	if (!v->from_zero)
 		vs->baseline = kvm_stats_values_dup(&vs->stats);
 	v->n_vcpus++;

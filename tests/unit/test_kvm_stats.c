@@ -73,6 +73,77 @@ static void parses_descriptors(void **state)
 	kvm_stats_close(&s);
 }
 
+/*
+ * A copy (a snapshot's) shares the descriptors and has values of its own;
+ * whichever is closed last frees the descriptors (the sanitizer build
+ * catches a double free or a use after the first close).
+ */
+static void copy_shares_descriptors(void **state)
+{
+	struct kvm_stats s, a, b;
+	struct fake_file f;
+	uint64_t v;
+
+	(void)state;
+	build(&f);
+	assert_int_equal(kvm_stats_parse(&s, &f, sizeof(f)), 0);
+	s.values[kvm_stats_find(&s, "pf_taken")->value_index] = 7;
+	assert_int_equal(kvm_stats_copy(&a, &s), 0);
+	assert_int_equal(kvm_stats_copy(&b, &a), 0);
+	assert_ptr_equal(a.desc, s.desc);
+	assert_ptr_equal(b.desc, s.desc);
+	assert_string_equal(b.id, s.id);
+	assert_int_equal(*s.desc_refs, 3);
+	assert_int_equal(a.fd, -1);
+	assert_ptr_not_equal(a.values, s.values);
+
+	s.values[kvm_stats_find(&s, "pf_taken")->value_index] = 9; /* the live one reads on */
+	kvm_stats_close(&s);
+	assert_int_equal(kvm_stats_get(&a, "pf_taken", &v), 0);
+	assert_int_equal(v, 7);
+	kvm_stats_close(&a);
+	assert_string_equal(b.id, "kvm-1234/vcpu-0");
+	assert_int_equal(*b.desc_refs, 1);
+	assert_int_equal(kvm_stats_get(&b, "pf_taken", &v), 0);
+	assert_int_equal(v, 7);
+	kvm_stats_close(&b);
+}
+
+/* A VM's vCPUs: one set of descriptors where theirs are the same, their own where not. */
+static void vcpus_share_descriptors(void **state)
+{
+	struct kvm_stats v0, v1, other, copy;
+	struct fake_file f;
+	uint64_t v;
+
+	(void)state;
+	build(&f);
+	assert_int_equal(kvm_stats_parse(&v0, &f, sizeof(f)), 0);
+	strcpy(f.id, "kvm-1234/vcpu-1");
+	assert_int_equal(kvm_stats_parse(&v1, &f, sizeof(f)), 0);
+	assert_true(kvm_stats_share_descs(&v1, &v0));
+	assert_ptr_equal(v1.desc, v0.desc);
+	assert_int_equal(*v0.desc_refs, 2);
+	assert_string_equal(v1.id, "kvm-1234/vcpu-1"); /* the id stays its own */
+	assert_true(kvm_stats_share_descs(&v1, &v0));  /* already: nothing changes */
+	assert_int_equal(*v0.desc_refs, 2);
+
+	strcpy(f.desc[2].name, "max_mmu_page_hash_collisions");
+	assert_int_equal(kvm_stats_parse(&other, &f, sizeof(f)), 0);
+	assert_false(kvm_stats_share_descs(&other, &v0));
+	assert_ptr_not_equal(other.desc, v0.desc);
+	kvm_stats_close(&other);
+
+	/* the first vCPU closes first: the others keep the names */
+	assert_int_equal(kvm_stats_copy(&copy, &v1), 0);
+	kvm_stats_close(&v0);
+	assert_int_equal(*v1.desc_refs, 2);
+	assert_int_equal(kvm_stats_get(&v1, "max_mmu_rmap_size", &v), 0);
+	kvm_stats_close(&v1);
+	assert_non_null(kvm_stats_find(&copy, "halt_wait_hist"));
+	kvm_stats_close(&copy);
+}
+
 static void rejects_truncated(void **state)
 {
 	struct fake_file f;
@@ -243,6 +314,8 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parses_descriptors),
+		cmocka_unit_test(copy_shares_descriptors),
+		cmocka_unit_test(vcpus_share_descriptors),
 		cmocka_unit_test(rejects_truncated),
 		cmocka_unit_test(debugfs_directory),
 		cmocka_unit_test(vm_gone_is_unavailable),
