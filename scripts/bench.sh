@@ -155,6 +155,7 @@ cleanup() {
 		kill -INT "$p" 2>/dev/null && wait "$p" 2>/dev/null
 	done
 	tmux kill-session -t kvmmmu-bench 2>/dev/null
+	declare -F cpu_cgroups_remove >/dev/null && cpu_cgroups_remove
 	sysctl -qw kernel.bpf_stats_enabled="$OLD_STATS" >/dev/null 2>&1
 	rm -rf "$TMP"
 }

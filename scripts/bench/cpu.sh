@@ -2,7 +2,8 @@
 # scripts/bench.sh's phase 4, sourced by it: kvmmmu-hist's, kvmmmu-top's and
 # kvmmmu-exporter's own CPU over 8 VMs x 8 vCPUs faulting under dirty logging,
 # at 1 s intervals; the exporter's scrape time, CPU a scrape and memory. Sets
-# CPU_PCT, TOP_CPU_PCT, TOP_TUI_PCT and the EXP_* figures the targets read.
+# CPU_PCT, TOP_CPU_PCT, TOP_TUI_PCT and the EXP_* figures the targets read:
+# the exporter in the VMs' cgroup, and (EXP_OWN_*) in a cgroup of its own.
 # shellcheck shell=bash
 
 # cpu_pct PID SECS: PID's utime + stime over SECS seconds, in % of one CPU
@@ -37,6 +38,69 @@ tool_cpu() {
 # ms_median FILE, ms_p99 FILE: of FILE's times in seconds, in milliseconds
 ms_median() { sort -g "$1" | awk '{ v[++n] = $1 } END { printf "%.2f", 1000 * (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'; }
 ms_p99() { sort -g "$1" | awk '{ v[++n] = $1 } END { i = int(n * 0.99); if (i < 1) i = 1; printf "%.2f", 1000 * v[i] }'; }
+
+# cpu_cgroup_root: where this host's cpu controller makes groups (cgroup v2's
+# root where it hands cpu down, else v1's cpu hierarchy); fails where neither
+cpu_cgroup_root() {
+	if grep -qw cpu /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null; then
+		echo /sys/fs/cgroup
+	elif [ -f /sys/fs/cgroup/cpu/cgroup.procs ]; then
+		echo /sys/fs/cgroup/cpu
+	else
+		return 1
+	fi
+}
+
+# cpu_cgroups_remove: the bench's cgroups, once their processes are gone
+cpu_cgroups_remove() {
+	local root
+	root=$(cpu_cgroup_root) || return 0
+	rmdir "$root/kvmmmu-bench-exporter" "$root/kvmmmu-bench-vms" 2>/dev/null
+	return 0
+}
+
+# exporter_scrapes CGROUP: kvmmmu-exporter over the running VMs (in CGROUP,
+# a cgroup directory, when not empty), 200 scrapes, each timed by curl and by
+# the exporter itself (kvmmmu_scrape_duration_seconds); sets SCRAPE_MS,
+# SCRAPE_P99, SCRAPE_CURL_MS, SCRAPE_CPU_MS (CPU a scrape), SCRAPE_VCPUS (the
+# fewest vCPUs a scrape saw: every scrape must see the 64 to count),
+# EXP_SERIES, and its RSS after the first 20 and after all of them (a scrape
+# must free what it allocates) in EXP_RSS0 and EXP_RSS1
+exporter_scrapes() {
+	local cpu0 i
+	: >"$TMP/exp.out"
+	"$BUILD/kvmmmu-exporter" --web.listen-address=127.0.0.1:0 >"$TMP/exp.out" 2>&1 &
+	TRACER_PIDS=($!)
+	[ -z "$1" ] || echo "${TRACER_PIDS[0]}" >"$1/cgroup.procs" || die "cannot move the exporter into $1"
+	EXP_PORT=
+	for ((i = 0; i < 300; i++)); do
+		EXP_PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$TMP/exp.out")
+		[ -n "$EXP_PORT" ] && break
+		sleep 0.1
+	done
+	[ -n "$EXP_PORT" ] || die "kvmmmu-exporter did not start: $(tail -2 "$TMP/exp.out")"
+	sleep 1
+	: >"$TMP/scrape.curl"
+	: >"$TMP/scrape.self"
+	: >"$TMP/scrape.vcpus"
+	cpu0=$(awk '{ print $14 + $15 }' /proc/"${TRACER_PIDS[0]}"/stat)
+	for ((i = 0; i < 200; i++)); do
+		curl -s -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
+		awk '$1 == "kvmmmu_scrape_duration_seconds" { print $2 }' "$TMP/scrape.txt" >>"$TMP/scrape.self"
+		awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt" >>"$TMP/scrape.vcpus"
+		[ $i = 19 ] && EXP_RSS0=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
+	done
+	EXP_RSS1=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
+	# CPU time per scrape: with 64 busy vCPUs on a few CPUs the wall clock mostly waits for one
+	SCRAPE_CPU_MS=$(awk -v c0="$cpu0" -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", 1000 * ($14 + $15 - c0) / hz / 200 }' \
+		/proc/"${TRACER_PIDS[0]}"/stat)
+	EXP_SERIES=$(grep -vc '^#' "$TMP/scrape.txt")
+	SCRAPE_VCPUS=$(sort -n "$TMP/scrape.vcpus" | head -1)
+	stop_tracer
+	SCRAPE_MS=$(ms_median "$TMP/scrape.self")
+	SCRAPE_P99=$(ms_p99 "$TMP/scrape.self")
+	SCRAPE_CURL_MS=$(ms_median "$TMP/scrape.curl")
+}
 
 cpu_phase() {
 	if has_phase cpu; then
@@ -74,48 +138,32 @@ cpu_phase() {
 			tmux kill-session -t kvmmmu-bench 2>/dev/null
 		fi
 		echo "  kvmmmu-top on a 160x50 screen (tmux) used ${TOP_TUI_PCT}% of a CPU (utime + stime over 8 s)"
-		# the same VMs under kvmmmu-exporter: 200 scrapes, each timed by curl and by
-		# the exporter itself (kvmmmu_scrape_duration_seconds); its RSS after the
-		# first 20 and after all of them (a scrape must free what it allocates)
-		: >"$TMP/exp.out"
-		"$BUILD/kvmmmu-exporter" --web.listen-address=127.0.0.1:0 >"$TMP/exp.out" 2>&1 &
-		TRACER_PIDS=($!)
-		EXP_PORT=
-		for ((i = 0; i < 300; i++)); do
-			EXP_PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$TMP/exp.out")
-			[ -n "$EXP_PORT" ] && break
-			sleep 0.1
-		done
-		[ -n "$EXP_PORT" ] || die "kvmmmu-exporter did not start: $(tail -2 "$TMP/exp.out")"
-		sleep 1
-		: >"$TMP/scrape.curl"
-		: >"$TMP/scrape.self"
-		: >"$TMP/scrape.vcpus"
-		EXP_CPU0=$(awk '{ print $14 + $15 }' /proc/"${TRACER_PIDS[0]}"/stat)
-		for ((i = 0; i < 200; i++)); do
-			curl -s -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
-			awk '$1 == "kvmmmu_scrape_duration_seconds" { print $2 }' "$TMP/scrape.txt" >>"$TMP/scrape.self"
-			awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt" >>"$TMP/scrape.vcpus"
-			[ $i = 19 ] && EXP_RSS0=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
-		done
-		EXP_RSS1=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
-		# CPU time per scrape: with 64 busy vCPUs on a few CPUs the wall clock mostly waits for one
-		EXP_CPU_MS=$(awk -v c0="$EXP_CPU0" -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", 1000 * ($14 + $15 - c0) / hz / 200 }' \
-			/proc/"${TRACER_PIDS[0]}"/stat)
-		EXP_SERIES=$(grep -vc '^#' "$TMP/scrape.txt")
-		# the fewest vCPUs a scrape saw: every scrape must have seen the 64 to count
-		EXP_VCPUS=$(sort -n "$TMP/scrape.vcpus" | head -1)
-		stop_tracer
-		EXP_MS=$(ms_median "$TMP/scrape.self")
-		EXP_P99=$(ms_p99 "$TMP/scrape.self")
-		echo "  kvmmmu-exporter: a scrape ($EXP_SERIES series, at least $EXP_VCPUS vCPUs) takes ${EXP_MS} ms median, $EXP_P99 ms p99 (its own clock);"
-		echo "    curl sees $(ms_median "$TMP/scrape.curl") ms median; $EXP_CPU_MS ms of CPU a scrape (utime + stime, and the"
-		echo "    main loop's upkeep meanwhile); RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"
+		# the same VMs under kvmmmu-exporter, in their cgroup (as a shell starts them)
+		exporter_scrapes ""
+		EXP_MS=$SCRAPE_MS EXP_P99=$SCRAPE_P99 EXP_CPU_MS=$SCRAPE_CPU_MS EXP_VCPUS=$SCRAPE_VCPUS
+		echo "  kvmmmu-exporter in the VMs' cgroup: a scrape ($EXP_SERIES series, at least $EXP_VCPUS vCPUs) takes"
+		echo "    ${EXP_MS} ms median, $EXP_P99 ms p99 (its own clock); curl sees $SCRAPE_CURL_MS ms median;"
+		echo "    $EXP_CPU_MS ms of CPU a scrape (utime + stime, and the main loop's upkeep meanwhile);"
+		echo "    RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"
+		# and as its systemd unit runs it: a service's cgroup beside the VMs' (machine.slice)
+		EXP_OWN_MS=n/a EXP_OWN_P99=n/a EXP_OWN_CPU_MS=n/a EXP_OWN_VCPUS=0
+		if CG_ROOT=$(cpu_cgroup_root) && mkdir -p "$CG_ROOT/kvmmmu-bench-vms" "$CG_ROOT/kvmmmu-bench-exporter" &&
+			for p in "${VM_PIDS[@]}"; do echo "$p" >"$CG_ROOT/kvmmmu-bench-vms/cgroup.procs" || exit 1; done; then
+			exporter_scrapes "$CG_ROOT/kvmmmu-bench-exporter"
+			EXP_OWN_MS=$SCRAPE_MS EXP_OWN_P99=$SCRAPE_P99 EXP_OWN_CPU_MS=$SCRAPE_CPU_MS EXP_OWN_VCPUS=$SCRAPE_VCPUS
+			echo "  kvmmmu-exporter in a cgroup of its own beside the VMs' (equal CPU weights, as its systemd unit"
+			echo "    and machine.slice): a scrape takes $EXP_OWN_MS ms median, $EXP_OWN_P99 ms p99; curl sees $SCRAPE_CURL_MS ms median;"
+			echo "    $EXP_OWN_CPU_MS ms of CPU a scrape (at least $EXP_OWN_VCPUS vCPUs seen)"
+		else
+			echo "  kvmmmu-exporter in a cgroup of its own: not measured (no cpu controller here to make one)"
+		fi
 		for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
 		for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+		cpu_cgroups_remove
 		echo
 	else
 		CPU_PCT=n/a TOP_CPU_PCT=n/a TOP_TUI_PCT=n/a EXP_MS=n/a EXP_P99=n/a EXP_CPU_MS=n/a EXP_VCPUS=0 EXP_RSS0=n/a EXP_RSS1=n/a
+		EXP_OWN_MS=n/a EXP_OWN_P99=n/a EXP_OWN_CPU_MS=n/a EXP_OWN_VCPUS=0
 		echo "Phase 4: not run (BENCH_PHASES)"
 		echo
 	fi
