@@ -120,11 +120,8 @@ make_initramfs() {
 	depmod -b "$r" "$KV" || return 1
 	make_nested_kit "$r" || return 1
 	cp $VMDIR/init "$r/init"
-	cp $VMDIR/guest-checks.sh "$r/kvmmmu/guest-checks.sh"
-	cp $VMDIR/guest-qemu.sh "$r/kvmmmu/guest-qemu.sh"
-	cp $VMDIR/guest-exporter.sh "$r/kvmmmu/guest-exporter.sh"
-	cp $VMDIR/guest-patches.sh "$r/kvmmmu/guest-patches.sh"
-	cp $VMDIR/guest-selftests.sh "$r/kvmmmu/guest-selftests.sh"
+	# guest-checks.sh and the groups it sources (guest-probes.sh, -mmu, -qemu, ...)
+	cp $VMDIR/guest-*.sh "$r/kvmmmu/"
 	# the selftests group's: this kernel's selftests (or why they are not
 	# there, for the guest to report) and kvmpin
 	if [ -n "$SELFTESTS_DIR$SELFTESTS_WHY" ]; then
