@@ -51,6 +51,25 @@ cpu_cgroup_root() {
 	fi
 }
 
+# cpu_cgroups_make: a cgroup for the VMs (VM_PIDS moved into it) and one for
+# the exporter, beside each other, their path in CG_ROOT; else 1, why in CG_WHY
+cpu_cgroups_make() {
+	local p
+	CG_WHY=
+	if ! CG_ROOT=$(cpu_cgroup_root); then
+		CG_WHY="no cpu controller here to make cgroups with"
+	elif ! mkdir -p "$CG_ROOT/kvmmmu-bench-vms" "$CG_ROOT/kvmmmu-bench-exporter" 2>/dev/null; then
+		CG_WHY="cannot make cgroups in $CG_ROOT"
+	else
+		for p in "${VM_PIDS[@]}"; do
+			echo "$p" 2>/dev/null >"$CG_ROOT/kvmmmu-bench-vms/cgroup.procs" && continue
+			CG_WHY="cannot move VM pid $p into $CG_ROOT/kvmmmu-bench-vms"
+			break
+		done
+	fi
+	[ -z "$CG_WHY" ]
+}
+
 # cpu_cgroups_remove: the bench's cgroups, once their processes are gone
 cpu_cgroups_remove() {
 	local root
@@ -65,13 +84,18 @@ cpu_cgroups_remove() {
 # SCRAPE_P99, SCRAPE_CURL_MS, SCRAPE_CPU_MS (CPU a scrape), SCRAPE_VCPUS (the
 # fewest vCPUs a scrape saw: every scrape must see the 64 to count),
 # EXP_SERIES, and its RSS after the first 20 and after all of them (a scrape
-# must free what it allocates) in EXP_RSS0 and EXP_RSS1
+# must free what it allocates) in EXP_RSS0 and EXP_RSS1. Returns 1, why in
+# SCRAPE_WHY, when the exporter could not be moved into CGROUP.
 exporter_scrapes() {
 	local cpu0 i
 	: >"$TMP/exp.out"
 	"$BUILD/kvmmmu-exporter" --web.listen-address=127.0.0.1:0 >"$TMP/exp.out" 2>&1 &
 	TRACER_PIDS=($!)
-	[ -z "$1" ] || echo "${TRACER_PIDS[0]}" >"$1/cgroup.procs" || die "cannot move the exporter into $1"
+	if [ -n "$1" ] && ! echo "${TRACER_PIDS[0]}" 2>/dev/null >"$1/cgroup.procs"; then
+		SCRAPE_WHY="cannot move the exporter into $1"
+		stop_tracer
+		return 1
+	fi
 	EXP_PORT=
 	for ((i = 0; i < 300; i++)); do
 		EXP_PORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$TMP/exp.out")
@@ -146,24 +170,25 @@ cpu_phase() {
 		echo "    $EXP_CPU_MS ms of CPU a scrape (utime + stime, and the main loop's upkeep meanwhile);"
 		echo "    RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"
 		# and as its systemd unit runs it: a service's cgroup beside the VMs' (machine.slice)
-		EXP_OWN_MS=n/a EXP_OWN_P99=n/a EXP_OWN_CPU_MS=n/a EXP_OWN_VCPUS=0
-		if CG_ROOT=$(cpu_cgroup_root) && mkdir -p "$CG_ROOT/kvmmmu-bench-vms" "$CG_ROOT/kvmmmu-bench-exporter" &&
-			for p in "${VM_PIDS[@]}"; do echo "$p" >"$CG_ROOT/kvmmmu-bench-vms/cgroup.procs" || exit 1; done; then
-			exporter_scrapes "$CG_ROOT/kvmmmu-bench-exporter"
+		EXP_OWN_MS=n/a EXP_OWN_P99=n/a EXP_OWN_CPU_MS=n/a EXP_OWN_VCPUS=0 EXP_OWN_WHY=
+		if ! cpu_cgroups_make; then
+			EXP_OWN_WHY=$CG_WHY
+		elif ! exporter_scrapes "$CG_ROOT/kvmmmu-bench-exporter"; then
+			EXP_OWN_WHY=$SCRAPE_WHY
+		else
 			EXP_OWN_MS=$SCRAPE_MS EXP_OWN_P99=$SCRAPE_P99 EXP_OWN_CPU_MS=$SCRAPE_CPU_MS EXP_OWN_VCPUS=$SCRAPE_VCPUS
 			echo "  kvmmmu-exporter in a cgroup of its own beside the VMs' (equal CPU weights, as its systemd unit"
 			echo "    and machine.slice): a scrape takes $EXP_OWN_MS ms median, $EXP_OWN_P99 ms p99; curl sees $SCRAPE_CURL_MS ms median;"
 			echo "    $EXP_OWN_CPU_MS ms of CPU a scrape (at least $EXP_OWN_VCPUS vCPUs seen)"
-		else
-			echo "  kvmmmu-exporter in a cgroup of its own: not measured (no cpu controller here to make one)"
 		fi
+		[ -z "$EXP_OWN_WHY" ] || echo "  kvmmmu-exporter in a cgroup of its own: not measured ($EXP_OWN_WHY)"
 		for p in "${VM_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
 		for p in "${VM_PIDS[@]}"; do wait "$p" 2>/dev/null; done
 		cpu_cgroups_remove
 		echo
 	else
 		CPU_PCT=n/a TOP_CPU_PCT=n/a TOP_TUI_PCT=n/a EXP_MS=n/a EXP_P99=n/a EXP_CPU_MS=n/a EXP_VCPUS=0 EXP_RSS0=n/a EXP_RSS1=n/a
-		EXP_OWN_MS=n/a EXP_OWN_P99=n/a EXP_OWN_CPU_MS=n/a EXP_OWN_VCPUS=0
+		EXP_OWN_MS=n/a EXP_OWN_P99=n/a EXP_OWN_CPU_MS=n/a EXP_OWN_VCPUS=0 EXP_OWN_WHY="phase 4 not run"
 		echo "Phase 4: not run (BENCH_PHASES)"
 		echo
 	fi

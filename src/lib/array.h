@@ -14,13 +14,4 @@
  */
 void *array_grow(void *array, size_t need, size_t *cap, size_t size);
 
-/*
- * Sorts the N elements of SIZE bytes at BASE by CMP, as qsort() does, for
- * elements too large to move often (a model's rows, 17 KiB each): an array
- * already in order is left as it is, and any other is sorted by index, then
- * each element moves once. qsort() copies every element some log2(N) times
- * into a buffer of its own. 0, or -ENOMEM (BASE untouched).
- */
-int array_sort_large(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
-
 #endif

@@ -114,7 +114,11 @@ int kvm_stats_open(struct kvm_stats *s, int stats_fd)
 		return err;
 	}
 	s->fd = stats_fd;
-	return kvm_stats_refresh(s);
+	/* callers take an error as "nothing open": a first read that fails leaves nothing */
+	err = kvm_stats_refresh(s);
+	if (err)
+		kvm_stats_close(s);
+	return err;
 }
 
 int kvm_stats_open_kvm_fd(struct kvm_stats *s, int kvm_fd)
