@@ -17,6 +17,7 @@
 #include "threads.h"
 #include "array.h"
 #include "log.h"
+#include "sysinfo.h"
 #include "vm_name.h"
 
 struct name_key {
@@ -81,6 +82,29 @@ static void note_new_process(struct threads *t, int tgid)
 	t->new_procs[t->n_new_procs++] = tgid;
 }
 
+/* Process TGID (COMM) seen for the first time, while it runs: its entry, named. */
+static struct thread_name *new_process(struct threads *t, int tgid, const char *comm)
+{
+	struct thread_name *proc = remember_name(t, tgid, 0, comm);
+	struct vm_name vn;
+
+	if (!proc)
+		return NULL;
+	/* once, while it lives: its command line says what users call it */
+	if (!vm_name_read("/proc", tgid, comm, &vn)) {
+		proc->vm_name = vn.namespace ? NULL : vn.name;
+		if (vn.namespace && asprintf(&proc->vm_name, "%s/%s", vn.namespace, vn.name) < 0)
+			proc->vm_name = NULL;
+		if (proc->vm_name && vn.namespace)
+			proc->ns_len = strlen(vn.namespace);
+		if (proc->vm_name != vn.name)
+			free(vn.name);
+		free(vn.namespace);
+	}
+	note_new_process(t, tgid);
+	return proc;
+}
+
 /*
  * A thread seen for the first time, while it runs: name it and, when FAULTS
  * (the faults object saw it: it may be a vCPU), find its vCPU in /proc now.
@@ -92,26 +116,8 @@ void threads_note(struct threads *t, int tgid, int tid, const struct kvmmmu_thre
 	bool vcpu_unknown = faults && (id->vcpu_id < 0 || t->attribution == ATTRIBUTE_PROC);
 	struct thread_name *th;
 
-	if (!proc) {
-		struct vm_name vn;
-
-		proc = remember_name(t, tgid, 0, id->process);
-		if (!proc)
-			return;
-		/* once, while it lives: its command line says what users call it */
-		if (!vm_name_read("/proc", tgid, id->process, &vn)) {
-			proc->vm_name = vn.namespace ? NULL : vn.name;
-			if (vn.namespace &&
-			    asprintf(&proc->vm_name, "%s/%s", vn.namespace, vn.name) < 0)
-				proc->vm_name = NULL;
-			if (proc->vm_name && vn.namespace)
-				proc->ns_len = strlen(vn.namespace);
-			if (proc->vm_name != vn.name)
-				free(vn.name);
-			free(vn.namespace);
-		}
-		note_new_process(t, tgid);
-	}
+	if (!proc && !(proc = new_process(t, tgid, id->process)))
+		return;
 	threads_vm_index(t, tgid, id->kvm, id->kvm_born); /* VMs are numbered in the order seen */
 	th = remember_name(t, tgid, tid, id->comm);
 	if (!th)
@@ -323,11 +329,32 @@ void threads_forget_process(struct threads *t, int pid)
 	vcpu_map_forget(&t->vcpus, pid);
 }
 
+/* PID's command name as /proc has it, in COMM; false once it has exited. */
+static bool live_comm(int pid, char comm[16])
+{
+	char path[64], line[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (!sysinfo_read_line(path, line, sizeof(line)))
+		return false;
+	snprintf(comm, 16, "%.15s", line);
+	return true;
+}
+
 int threads_vm_index(struct threads *t, int pid, __u64 kvm, __u64 born)
 {
 	struct thread_name *n = find_name(t, pid, 0);
 	struct vm_key *vms;
+	char comm[16];
 
+	/*
+	 * A VM's own event before any of its process's threads was news (a
+	 * VMM that makes two VMs, and their memslots, before any vCPU runs):
+	 * the process is known from now, so that its VMs are numbered in the
+	 * order seen here, not the second VM's events given the first's index.
+	 */
+	if (!n && kvm && live_comm(pid, comm))
+		n = new_process(t, pid, comm);
 	if (!n || !kvm)
 		return 1;
 	for (size_t i = 0; i < n->n_vms; i++)

@@ -7,8 +7,8 @@ source "$(dirname "$0")/../lib.sh"
 cd "$(dirname "$0")/../.." || exit 1
 
 # the unit tests whose code under test calls libbpf: BTF parsing, kprobe
-# attach, map walks, the final read
-LIBBPF_TESTS="test_kernel_btf test_kprobes test_map_iter test_ret_pf test_settle"
+# attach, map walks, the final read, the thread-news ring
+LIBBPF_TESTS="test_kernel_btf test_kprobes test_map_iter test_ret_pf test_settle test_threads"
 
 while IFS= read -r line; do
 	case $line in
