@@ -364,12 +364,17 @@ int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	dst->fd = -1;
+	/* every set read (kvm_stats_parse(), _open_debugfs()) is shareable */
+	if (src->n_desc && !src->desc_refs)
+		return -EINVAL;
 	dst->data_offset = src->data_offset;
 	dst->data_len = src->data_len;
 	dst->id = src->id ? strdup(src->id) : NULL;
 	dst->values = calloc(src->n_values ? src->n_values : 1, sizeof(*dst->values));
-	if ((src->id && !dst->id) || !dst->values)
-		goto nomem;
+	if ((src->id && !dst->id) || !dst->values) {
+		kvm_stats_close(dst);
+		return -ENOMEM;
+	}
 	memcpy(dst->values, src->values, src->n_values * sizeof(*dst->values));
 	dst->n_values = src->n_values;
 	if (src->desc_refs) {
@@ -377,22 +382,8 @@ int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src)
 		dst->desc_refs = src->desc_refs;
 		dst->desc = src->desc;
 		dst->n_desc = src->n_desc;
-		return 0;
-	}
-	/* descriptors filled in by hand, not read: a copy of its own */
-	dst->desc = calloc(src->n_desc ? src->n_desc : 1, sizeof(*dst->desc));
-	if (!dst->desc)
-		goto nomem;
-	for (size_t i = 0; i < src->n_desc; i++, dst->n_desc++) {
-		dst->desc[i] = src->desc[i];
-		dst->desc[i].name = strdup(src->desc[i].name);
-		if (!dst->desc[i].name)
-			goto nomem;
 	}
 	return 0;
-nomem:
-	kvm_stats_close(dst);
-	return -ENOMEM;
 }
 
 void kvm_stats_close(struct kvm_stats *s)

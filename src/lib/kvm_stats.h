@@ -70,7 +70,8 @@ int kvm_stats_get(const struct kvm_stats *s, const char *name, uint64_t *value);
 const char *kvm_stats_type_name(uint32_t flags);
 /*
  * A copy of SRC's values, without its fd, sharing its descriptors (for
- * snapshots, which other threads may close); 0 or -ENOMEM.
+ * snapshots, which other threads may close); 0, -ENOMEM, or -EINVAL for
+ * descriptors not read by this file's functions.
  */
 int kvm_stats_copy(struct kvm_stats *dst, const struct kvm_stats *src);
 /* A malloc()ed copy of S's values as last read (a baseline or a mark), or NULL. */

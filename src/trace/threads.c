@@ -17,7 +17,7 @@
 #include "threads.h"
 #include "array.h"
 #include "log.h"
-#include "sysinfo.h"
+#include "procs.h"
 #include "vm_name.h"
 
 struct name_key {
@@ -329,18 +329,6 @@ void threads_forget_process(struct threads *t, int pid)
 	vcpu_map_forget(&t->vcpus, pid);
 }
 
-/* PID's command name as /proc has it, in COMM; false once it has exited. */
-static bool live_comm(int pid, char comm[16])
-{
-	char path[64], line[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	if (!sysinfo_read_line(path, line, sizeof(line)))
-		return false;
-	snprintf(comm, 16, "%.15s", line);
-	return true;
-}
-
 int threads_vm_index(struct threads *t, int pid, __u64 kvm, __u64 born)
 {
 	struct thread_name *n = find_name(t, pid, 0);
@@ -353,8 +341,11 @@ int threads_vm_index(struct threads *t, int pid, __u64 kvm, __u64 born)
 	 * the process is known from now, so that its VMs are numbered in the
 	 * order seen here, not the second VM's events given the first's index.
 	 */
-	if (!n && kvm && live_comm(pid, comm))
-		n = new_process(t, pid, comm);
+	if (!n && kvm) {
+		proc_comm("/proc", pid, 0, comm, sizeof(comm));
+		if (comm[0]) /* it still runs */
+			n = new_process(t, pid, comm);
+	}
 	if (!n || !kvm)
 		return 1;
 	for (size_t i = 0; i < n->n_vms; i++)
