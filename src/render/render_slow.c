@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <time.h>
 
@@ -86,10 +87,25 @@ static void render_slow_stack(FILE *f, const struct slow_fault *s)
 	}
 }
 
+/*
+ * A traced command shares our stdout (kvmmmu-hist -- CMD >file), so a write
+ * of ours that ends inside a line lets its output into the middle of one of
+ * ours: flush before a record the buffer may not hold whole, and every write
+ * ends at a record's end.
+ */
+static void slow_record_fits(FILE *f, const struct slow_fault *s)
+{
+	/* its line (under 256 bytes), then --stack's: two, and 9 bytes more a frame */
+	size_t most = 512 + (s->stack ? strlen(s->stack) + 9 * (KVMMMU_STACK_DEPTH + 1) : 0);
+	size_t size = __fbufsize(f);
+
+	if (size > most && size - __fpending(f) < most)
+		fflush(f);
+}
+
 /* FACTS: how this run measures (which phases it has, the RET_PF_* names). */
 void render_slow(FILE *f, const struct slow_faults *l, const struct snapshot *facts)
 {
-
 	for (size_t i = 0; i < l->n; i++) {
 		const struct slow_fault *s = &l->items[i];
 		const struct kvmmmu_slow_fault *r = &s->rec;
@@ -97,6 +113,7 @@ void render_slow(FILE *f, const struct slow_faults *l, const struct snapshot *fa
 		time_t secs = (time_t)s->wall;
 		struct tm tm;
 
+		slow_record_fits(f, s);
 		strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&secs, &tm));
 		snprintf(gpa, sizeof(gpa), r->gpa == ~0ULL ? "-" : "0x%llx",
 			 (unsigned long long)r->gpa);

@@ -336,12 +336,90 @@ static void metric_lists(void **state)
 	assert_int_equal(render_parse_metrics("", show, &bad), -EINVAL);
 }
 
+/* What reached the "file": its bytes, how many writes, and those that ended inside a line. */
+struct writes {
+	char *data;
+	size_t len, n, mid_line;
+};
+
+static ssize_t record_write(void *cookie, const char *buf, size_t size)
+{
+	struct writes *w = cookie;
+	char *grown = realloc(w->data, w->len + size + 1);
+
+	assert_non_null(grown);
+	memcpy(grown + w->len, buf, size);
+	w->data = grown;
+	w->len += size;
+	w->data[w->len] = '\0';
+	w->n++;
+	w->mid_line += size && buf[size - 1] != '\n';
+	return (ssize_t)size;
+}
+
+/*
+ * --slower with a traced command on the same stdout: writes of 10,000
+ * records, some with --stack's frames, through a 16 KiB buffer all end at a
+ * line's end, so the command's lines fall between ours, never inside them.
+ */
+static void slow_writes_end_at_lines(void **state)
+{
+	cookie_io_functions_t io = {.write = record_write};
+	struct slow_faults l = {};
+	struct writes w = {};
+	struct snapshot facts;
+	size_t lines = 0;
+	FILE *f;
+
+	(void)state;
+	build(&facts, 1, 1);
+	facts.slow_stacks = true;
+	for (int i = 0; i < 10000; i++) {
+		struct kvmmmu_slow_fault rec = {.ns = 1000000 + i,
+						.tgid = 42,
+						.vcpu_id = i % 2,
+						.gpa = 0x100000000ULL + i * 4096ULL,
+						.gva = ~0ULL,
+						.ret = 5,
+						.offcpu_ns = i % 3 ? 0 : 5000,
+						.offcpu_max_ns = i % 3 ? 0 : 4000};
+		char *stack = NULL;
+
+		if (i % 3 == 0) {
+			assert_true(asprintf(&stack,
+					     "schedule+0x%x;handle_userfault+0x1e2;"
+					     "do_user_addr_fault+0x%x",
+					     i, i) > 0);
+		}
+		slow_faults_append(&l, &rec, 1, "web-1", 1796000000.5 + i / 1000.0, stack);
+	}
+	assert_int_equal(l.n, 10000);
+	f = fopencookie(&w, "w", io);
+	assert_non_null(f);
+	assert_int_equal(setvbuf(f, NULL, _IOFBF, 16 << 10), 0);
+	render_slow(f, &l, &facts);
+	assert_int_equal(fclose(f), 0);
+	for (const char *p = w.data; (p = strchr(p, '\n')); p++)
+		lines++;
+	/* a line each and its time off the CPU, and a record with a stack's 3 frames */
+	assert_int_equal(lines, 10000 * 2 + 3334 * 3);
+	assert_true(w.n > 10);
+	assert_int_equal(w.mid_line, 0);
+	free(w.data);
+	slow_faults_free(&l);
+	snapshot_free(&facts);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(text_whole_run), cmocka_unit_test(hist_buckets),
-		cmocka_unit_test(text_interval),  cmocka_unit_test(csv_rows),
-		cmocka_unit_test(csv_round_trip), cmocka_unit_test(metric_lists),
+		cmocka_unit_test(text_whole_run),
+		cmocka_unit_test(hist_buckets),
+		cmocka_unit_test(text_interval),
+		cmocka_unit_test(csv_rows),
+		cmocka_unit_test(csv_round_trip),
+		cmocka_unit_test(metric_lists),
+		cmocka_unit_test(slow_writes_end_at_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
