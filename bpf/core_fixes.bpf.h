@@ -69,6 +69,25 @@ static __always_inline bool vcpu_wants_to_run(struct kvm_vcpu *vcpu)
 }
 
 /*
+ * Whether VCPU's faults go to a direct MMU (the TDP MMU or the legacy direct
+ * one: TDP, or guest paging off) rather than to shadow paging:
+ * vcpu->arch.mmu->root_role.direct (root_role since 5.19; its commit was not
+ * checked here). -1: not known.
+ */
+static __always_inline int vcpu_mmu_direct(struct kvm_vcpu *vcpu)
+{
+	struct kvm_mmu *mmu;
+
+	/* 6.12's tp_btf arguments may be NULL: no arithmetic on one before this test */
+	if (!vcpu)
+		return -1;
+	mmu = BPF_CORE_READ(vcpu, arch.mmu);
+	if (!bpf_core_field_exists(mmu->root_role) || !mmu)
+		return -1;
+	return BPF_CORE_READ_BITFIELD_PROBED(mmu, root_role.direct);
+}
+
+/*
  * fault->is_tdp: struct kvm_page_fault came in 5.16 ("KVM: MMU: Introduce
  * struct kvm_page_fault", in the first KVM pull for 5.16; its commit was not
  * checked here). Tested rather than assumed so that a kernel whose BTF lacks

@@ -14,7 +14,8 @@
  * request) named. START_NS is when kvm_mmu_do_page_fault() was called, 0 if
  * the event was enabled during the fault.
  */
-static __always_inline int on_fault_done(u64 error_code, int ret, __u64 start_ns)
+static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, int ret,
+					 __u64 start_ns)
 {
 	struct kvmmmu_thread_stats *s = thread();
 	enum kvmmmu_fault_path path;
@@ -27,10 +28,19 @@ static __always_inline int on_fault_done(u64 error_code, int ret, __u64 start_ns
 		path = (s->st.closed_path - 1) & (KVMMMU_N_FAULT_PATHS - 1);
 	else if (s->st.pending)
 		path = kvmmmu_model_path(&s->st);
-	else if (s->st.exit_walked)
+	else if (s->st.exit_walked || !vcpu_mmu_direct(vcpu))
+		/*
+		 * No request: retried, or the guest's own #PF; the MMU it went
+		 * to says which (its page-fault exit is not traced here unless
+		 * the event counts are wanted)
+		 */
 		path = KVMMMU_FP_SHADOW;
 	else
 		path = thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU : KVMMMU_FP_DIRECT;
+	/* the level its SPTE was set at (on_set_spte()), unless it was spurious */
+	if ((int)ret != ret_pf_spurious)
+		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, s->st.level_installed);
+	s->st.level_installed = 0;
 	s->st.access = kvmmmu_access_from_pferr(error_code); /* kvm_mmu_page_fault's */
 	count_fault(s);
 	s->counters[KVMMMU_PATH_FAST + path]++;
@@ -52,7 +62,7 @@ static __always_inline int on_fault_done(u64 error_code, int ret, __u64 start_ns
 	s->st.tdp_changes = 0;
 	return 0;
 }
-TP_PAIR(kvm_mmu_page_fault_done, on_fault_done(error_code, ret, start_ns), struct kvm_vcpu *vcpu,
-	gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns)
+TP_PAIR(kvm_mmu_page_fault_done, on_fault_done(vcpu, error_code, ret, start_ns),
+	struct kvm_vcpu *vcpu, gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns)
 
 #endif

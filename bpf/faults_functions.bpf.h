@@ -130,6 +130,14 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 		s->st.handled = 1;
 		count_fault(s);
 		s->st.last_ret = (int)ret;
+		/*
+		 * The level the fault's SPTE was set at (on_set_spte()), unless it
+		 * was spurious: the TDP MMU traces an SPTE it left as it was.
+		 */
+		if ((int)ret == ret_pf_spurious)
+			s->st.level_installed = 0;
+		else
+			count_level(s, KVMMMU_LEVEL_INSTALLED_4K, s->st.level_installed);
 		if (s->st.fast_resolved) {
 			count_ret(s, (int)ret, KVMMMU_FP_FAST);
 			s->st.last_path = KVMMMU_FP_FAST;
@@ -156,6 +164,8 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 	}
 	s->st.handler_ts = 0;
 	s->st.in_handler = 0;
+	/* its request ends with it, set or not (an MMIO SPTE's mark_mmio_spte is not attached) */
+	s->st.pending = 0;
 	return 0;
 }
 

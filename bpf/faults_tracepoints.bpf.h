@@ -341,20 +341,26 @@ static __always_inline int on_set_spte(int level, gfn_t gfn, u64 *sptep, bool bt
 		s->counters[KVMMMU_SPTES_PREFETCHED]++;
 		return 0;
 	}
-	/* as KVM decides: write-protected overrides an unchanged SPTE
-	 * (tdp_mmu_map_handle_target_level) */
-	if (s->st.fault_write && !spte_writable(sptep, btf))
+	/*
+	 * As KVM decides: write-protected overrides an unchanged SPTE
+	 * (tdp_mmu_map_handle_target_level). Function probes return the
+	 * outcome, and the done event carries it: neither guesses, and they
+	 * attach no kvm_tdp_mmu_spte_changed to guess spurious from.
+	 */
+	if (!func_mode && s->st.fault_write && !spte_writable(sptep, btf))
 		ret = ret_pf_write_protected;
-	else if (s->st.tdp_mmu_fault &&
+	else if (!func_mode && !done_event && s->st.tdp_mmu_fault &&
 		 (s->st.changed_level != (__u32)level || s->st.changed_gfn != gfn))
 		ret = ret_pf_spurious;
 	/*
 	 * The level the fault's own SPTE was set at; not a prefetch request's
 	 * (no fault), nor a spurious one's (the TDP MMU traces an SPTE it left as
-	 * it was)
+	 * it was): where the fault's end has its outcome (on_handler_exit(),
+	 * on_fault_done()), that end counts it
 	 */
 	if (!s->st.prefetch && ret != ret_pf_spurious) {
-		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
+		if (!func_mode && !done_event)
+			count_level(s, KVMMMU_LEVEL_INSTALLED_4K, level);
 		s->st.level_installed = level;
 		/* a huge SPTE's gfn is its first page's: the request's is the fault's own */
 		if (s->st.fault_gfn == ~0ULL)

@@ -113,10 +113,26 @@ struct preempt_notifier {
 	struct hlist_node link;
 };
 
+/* the role of an MMU's roots: direct (TDP, or guest paging off) or shadow paging */
+union kvm_mmu_page_role {
+	u32 word;
+	struct {
+		unsigned int level : 4;
+		unsigned int has_4_byte_gpte : 1;
+		unsigned int quadrant : 2;
+		unsigned int direct : 1;
+	};
+};
+
+struct kvm_mmu {
+	union kvm_mmu_page_role root_role; /* 5.19+ */
+};
+
 struct kvm_vcpu_arch {
 	struct {
 		int _opaque;
-	} root_mmu; /* struct kvm_mmu: only its address is used */
+	} root_mmu;	     /* struct kvm_mmu: only its address is used */
+	struct kvm_mmu *mmu; /* the MMU faults go to: root_mmu, or a nested guest's */
 };
 
 struct kvm_vcpu_stat {

@@ -204,6 +204,7 @@ int main(int argc, char **argv)
 		.events = e.env.prom.collector[PROM_MMU_EVENTS],
 		.kvm_stats = e.env.prom.collector[PROM_KVM_STATS],
 		.memslot_off = !e.env.prom.collector[PROM_MEMSLOT],
+		.event_counts_off = true, /* no series of its own */
 		.memslot_option = "--collector.memslot",
 		.specs = e.env.session.specs,
 		.n_specs = e.env.session.n_specs,

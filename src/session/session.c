@@ -183,6 +183,7 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.slower_ns = opts->slower_ns,
 		.slow_stacks = opts->slower_ns && opts->slow_stacks,
 		.memslot_off = opts->memslot_off,
+		.event_counts_off = opts->event_counts_off,
 		.memslot_option = opts->memslot_option,
 		.phases_option = opts->phases_option,
 		.region_shift = opts->region_shift,

@@ -47,6 +47,10 @@ static int fill_facts(const struct session *s, struct snapshot *snap)
 	/* lookups not probed were not counted: no 0 for them in the CSV */
 	snap->counter_absent[KVMMMU_MEMSLOT_LOOKUPS] = snap->counter_absent[KVMMMU_MEMSLOT_OTHER] =
 		!snap->hist_available[KVMMMU_HIST_MEMSLOT];
+	/* ... nor events whose tracepoints are off */
+	for (int k = 0; k < KVMMMU_N_COUNTERS; k++)
+		if (!faults_source_counted(f, k))
+			snap->counter_absent[k] = true;
 	snap->probes = collector_probes(c, &snap->n_probes, &snap->n_collector_probes);
 	if (!snap->probes)
 		return -ENOMEM;

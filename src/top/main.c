@@ -337,6 +337,7 @@ int main(int argc, char **argv)
 		.phases = t.env.phases,
 		.phases_option = "--phases",
 		.memslot_off = !t.env.memslot,
+		.event_counts_off = true, /* not on its screen */
 		.memslot_option = "--memslot",
 		.slower_ns = t.env.slower_ns,
 		.slow_stacks = t.env.slow_stacks,

@@ -46,35 +46,53 @@ static const struct {
 	bool forks;   /* only to follow a command's descendants (follow_forks) */
 	bool stacks;  /* only for --stack: where slow faults wait off the CPU */
 	size_t progs[N_PROG_SLOTS];
+	/*
+	 * the tracepoint model's: function probes give what it rebuilds, and
+	 * the done event most of it (unless DONE_NEEDS), so in those modes it
+	 * is attached only for COUNTER, its event count (the KVMMMU_* one it
+	 * alone feeds; -1: none), and not with event_counts_off
+	 */
+	bool model;
+	bool done_needs;
+	int counter;
 } tracepoints[] = {
 	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false, false,
-	 TP_PROGS(kvm_mmu_pagetable_walk)},
+	 TP_PROGS(kvm_mmu_pagetable_walk), true, true, KVMMMU_GUEST_WALKS},
 	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, false,
-	 TP_PROGS(kvm_mmu_walker_error)},
+	 TP_PROGS(kvm_mmu_walker_error), true, false, KVMMMU_WALKER_ERRORS},
 	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false, false,
-	 TP_PROGS(kvm_mmu_spte_requested)},
-	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte)},
-	{"kvmmmu", "fast_page_fault", false, false, false, false, TP_PROGS(fast_page_fault)},
+	 TP_PROGS(kvm_mmu_spte_requested), false, false, -1},
+	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte),
+	 false, false, -1},
+	{"kvmmmu", "fast_page_fault", false, false, false, false, TP_PROGS(fast_page_fault), false,
+	 false, -1},
 	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false, false,
-	 TP_PROGS(kvm_tdp_mmu_spte_changed)},
+	 TP_PROGS(kvm_tdp_mmu_spte_changed), true, false, KVMMMU_TDP_SPTE_CHANGES},
 	{"kvmmmu", "handle_mmio_page_fault", false, false, false, false,
-	 TP_PROGS(handle_mmio_page_fault)},
-	{"kvmmmu", "mark_mmio_spte", false, false, false, false, TP_PROGS(mark_mmio_spte)},
+	 TP_PROGS(handle_mmio_page_fault), true, false, KVMMMU_MMIO_FAULTS},
+	{"kvmmmu", "mark_mmio_spte", false, false, false, false, TP_PROGS(mark_mmio_spte), true,
+	 true, KVMMMU_MMIO_SPTES_CREATED},
 	{"kvmmmu", "kvm_mmu_paging_element", true, false, false, false,
-	 TP_PROGS(kvm_mmu_paging_element)},
+	 TP_PROGS(kvm_mmu_paging_element), false, false, -1},
 	/* every counted fault's outcome and duration, where kernel-patches/ adds it */
 	{"kvmmmu", "kvm_mmu_page_fault_done", false, true, false, false,
-	 TP_PROGS(kvm_mmu_page_fault_done)},
-	{"kvm", "kvm_page_fault", false, false, false, false, TP_PROGS(kvm_page_fault)},
+	 TP_PROGS(kvm_mmu_page_fault_done), false, false, -1},
+	{"kvm", "kvm_page_fault", false, false, false, false, TP_PROGS(kvm_page_fault), true, false,
+	 KVMMMU_PF_EXITS},
 	/* end the faults of page-fault exits that requested no SPTE (tracepoint model) */
-	{"kvm", "kvm_emulate_insn", false, false, false, false, TP_PROGS(kvm_emulate_insn)},
-	{"kvm", "kvm_userspace_exit", false, false, false, false, TP_PROGS(kvm_userspace_exit)},
+	{"kvm", "kvm_emulate_insn", false, false, false, false, TP_PROGS(kvm_emulate_insn), true,
+	 false, -1},
+	{"kvm", "kvm_userspace_exit", false, false, false, false, TP_PROGS(kvm_userspace_exit),
+	 true, false, -1},
 	/* frees exited threads' entries */
-	{"sched", "sched_process_exit", false, false, false, false, TP_PROGS(sched_process_exit)},
+	{"sched", "sched_process_exit", false, false, false, false, TP_PROGS(sched_process_exit),
+	 false, false, -1},
 	/* a command's children join the filter: sudo, timeout, a wrapper script */
-	{"sched", "sched_process_fork", false, false, true, false, TP_PROGS(sched_process_fork)},
+	{"sched", "sched_process_fork", false, false, true, false, TP_PROGS(sched_process_fork),
+	 false, false, -1},
 	/* --stack: a slow fault's waits off the CPU, and their stacks */
-	{"sched", "sched_switch", false, false, false, true, TP_PROGS(sched_switch)},
+	{"sched", "sched_switch", false, false, false, true, TP_PROGS(sched_switch), false, false,
+	 -1},
 };
 
 /*
@@ -208,7 +226,7 @@ static bool function_wanted(const struct faults_source *fs, size_t i,
 static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC],
 		 const bool raw_only[N_TP])
 {
-	bool outcome_funcs = true;
+	bool outcome_funcs = true, done = false;
 	struct faults_bpf__rodata *ro = fs->skel->rodata;
 
 	fs->n_probes = 0;
@@ -227,6 +245,11 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 		    !(functions[i].may_be_absent && ksym_lookup(NULL, p->name) != KSYM_PRESENT))
 			outcome_funcs = false;
 	}
+	/* the done event ends faults where the kernel has it and no function probe does */
+	for (size_t i = 0; i < N_TP && !outcome_funcs; i++)
+		if (tracepoints[i].patched &&
+		    tracefs_has_event(tracepoints[i].group, tracepoints[i].event))
+			done = true;
 	for (size_t i = 0; i < N_TP; i++) {
 		struct probe_status *p = &fs->probes[fs->n_probes++];
 		bool btf = attach_tp_btf_usable(fs->engine, tracepoints[i].event) && !raw_only[i];
@@ -245,6 +268,15 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 			snprintf(p->why, sizeof(p->why), "not needed: no command to follow");
 		} else if (tracepoints[i].stacks && !p->wanted) {
 			snprintf(p->why, sizeof(p->why), "not needed: no --stack");
+		} else if (tracepoints[i].model &&
+			   (outcome_funcs || (done && !tracepoints[i].done_needs)) &&
+			   (tracepoints[i].counter < 0 || fs->opts->event_counts_off)) {
+			p->wanted = false;
+			snprintf(p->why, sizeof(p->why), "not needed: %s give outcomes%s",
+				 outcome_funcs ? "function probes" : "kvm_mmu_page_fault_done's",
+				 tracepoints[i].counter < 0
+					 ? ""
+					 : " (kvmmmu-hist --metric events counts it)");
 		} else if (tracepoints[i].patched && outcome_funcs) {
 			p->wanted = false; /* the function probes give outcome and duration */
 			snprintf(p->why, sizeof(p->why),
@@ -491,6 +523,14 @@ static bool phases_on(const struct faults_source *fs, const char **why)
 {
 	*why = fs->phases_off_why;
 	return fs->opts->phases;
+}
+
+bool faults_source_counted(const struct faults_source *fs, int counter)
+{
+	for (size_t i = 0; i < N_TP; i++)
+		if (tracepoints[i].model && tracepoints[i].counter == counter)
+			return attached(fs, tracepoints[i].event);
+	return true;
 }
 
 bool faults_source_hist_available(const struct faults_source *fs, int hist, const char **why)

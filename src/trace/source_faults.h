@@ -112,6 +112,8 @@ __u64 faults_source_prog_missed(const struct faults_source *fs);
 const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name);
 /* Whether a histogram can be filled with what is attached; WHY: why not. */
 bool faults_source_hist_available(const struct faults_source *fs, int hist, const char **why);
+/* Whether KVMMMU_* COUNTER is counted: an event count's tracepoint may be off (function mode). */
+bool faults_source_counted(const struct faults_source *fs, int counter);
 void faults_source_close(struct faults_source *fs);
 /* Its tracepoints into OUT (at most MAX): how many it has. */
 size_t faults_source_tracepoints(struct source_tracepoint *out, size_t max);

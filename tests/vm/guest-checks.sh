@@ -156,6 +156,25 @@ paths() {
 	outcomes "$1" "$2"
 }
 
+# levels_installed GROUP HIST_CSV: each fixed fault's SPTE level is counted
+# once, the fast path's aside (it sets no SPTE of its own), a spurious or
+# retried fault's never: installed levels + fast-path fixes = ret_pf_fixed
+# (for kvmmmu-load, whose faults KVM never emulates). Whichever model counts
+# them: the tracepoints' guess, the handler's return, the done event's.
+levels_installed() {
+	local v l i n ff r
+	for v in 0 1; do
+		i=0
+		for l in 4k 2m 1g; do
+			n=$(val "$2" bpf level_installed_$l $v)
+			i=$((i + ${n:-0}))
+		done
+		ff=$(val "$2" bpf outcome_fast_fixed $v) r=$(val "$2" bpf ret_pf_fixed $v)
+		check "$1/vcpu$v-levels-installed" "installed levels $i, fast-path fixes ${ff:-0}, ret_pf_fixed $r" \
+			eq "$((i + ${ff:-0}))" "$r"
+	done
+}
+
 # outcomes GROUP HIST_CSV: the path x outcome table adds up, to faults, ret_pf_* and path_*.
 outcomes() {
 	check "$1/outcome-table-adds-up" "$(awk -F, -f /kvmmmu/outcomes.awk "$2")" \

@@ -8,7 +8,7 @@ if want tdp-mmu; then
 		if [ $y = N ]; then
 			check $g/reload-tdp_mmu-N "tdp_mmu=$(cat /sys/module/kvm/parameters/tdp_mmu)" reload_kvm N
 		fi
-		traced $g/$y tdp_mmu-$y --label tdp_mmu=$y --metric default,memslot --
+		traced $g/$y tdp_mmu-$y --label tdp_mmu=$y --metric default,memslot,events --
 		agree $g/$y $T/tdp_mmu-$y.csv $T/tdp_mmu-$y-load.csv
 		shared $g/$y/shared shared-$y collide
 		# host reclaim while the vCPUs write: MMU-notifier zaps hold mmu_lock
@@ -104,8 +104,9 @@ if want non-vmm; then
 	kvmmmu-load --vcpus 1 --mem 16M --duration 3600 --csv $T/$n-load.csv >$T/$n-load.out 2>&1 &
 	lp=$!
 	# its memory is mapped before the tracer starts: what follows is the zaps'
+	# (kvm_tdp_mmu_spte_changed, which function probes attach for the event counts)
 	wait_for $T/$n-load.out '^Populate memory faults'
-	kvmmmu-hist -v --per-vcpu -d 10 --csv $T/$n.csv >$T/$n.out 2>&1 &
+	kvmmmu-hist -v --per-vcpu -d 10 --metric default,events --csv $T/$n.csv >$T/$n.out 2>&1 &
 	hp=$!
 	wait_for $T/$n.out '^Tracing'
 	sh -c "echo 4 >/proc/$lp/clear_refs; sleep 1; echo 4 >/proc/$lp/clear_refs" &

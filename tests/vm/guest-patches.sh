@@ -126,6 +126,17 @@ if want patches; then
 			n=$(val $T/patches-hist.csv bpf fault_ns_count $v)
 			check "$g/hist-tracepoint/vcpu$v-fault_ns-one-per-fault" "fault_ns samples $n, faults $f" eq "$n" "$f"
 		done
+		# as a typed tp_btf program, not its raw_tp twin (the fallback is quiet)
+		check $g/hist-tracepoint/done-event-tp_btf "$(grep -A8 '^Probes:' $T/patches-hist.out | tr '\n' ' ')" \
+			grep -q 'kvmmmu:kvm_mmu_page_fault_done (tp_btf)' $T/patches-hist.out
+		paths $g/hist-tracepoint $T/patches-hist.csv
+		# colliding faults: the TDP MMU's spurious ones set no level; the done event says which
+		levels_installed $g/hist-tracepoint $T/patches-hist.csv
+		# the tracepoint model's events the done event makes needless are off: absent, not 0
+		for m in page_fault_exits tdp_mmu_spte_changes mmio_faults; do
+			check "$g/hist-tracepoint/no-$m-row" "$(grep -c ",$m," $T/patches-hist.csv) rows of $m" \
+				eval '! has_row $T/patches-hist.csv $m'
+		done
 		if [ -n "$hp" ] && has_patch Recover-TDP-MMU-huge-pages; then
 			check $g/check-sees-huge-page-recovery "$(line_of $T/patches-check.out 'huge pages recovered in place')" \
 				eval 'line_of $T/patches-check.out "huge pages recovered in place" | grep -qE " yes "'

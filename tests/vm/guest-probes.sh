@@ -124,9 +124,15 @@ for mode in fentry kprobe tracepoint; do
 		done
 		check $g/outcomes-from-functions "$(grep '^Outcomes from' $T/$g.out)" \
 			grep -q '^Outcomes from: function return values' $T/$g.out
+		# the tracepoint model's own events are off without --metric events: not 0, absent
+		for m in page_fault_exits tdp_mmu_spte_changes guest_walks mmio_sptes_created; do
+			check "$g/no-$m-row" "$(grep -c ",$m," $T/$g.csv) rows of $m" \
+				eval '! has_row $T/$g.csv $m'
+		done
 	fi
 	agree $g $T/$g.csv $T/$g-load.csv
 	if [ $mode = tracepoint ]; then outcomes $g $T/$g.csv; else paths $g $T/$g.csv; fi
+	levels_installed $g $T/$g.csv
 	for n in $RET_PF_ABSENT; do
 		n=$(echo "$n" | tr 'A-Z' 'a-z')
 		check "$g/no-ret_pf_$n-row" "this kernel has no RET_PF_$n" eval '! has_row $T/$g.csv ret_pf_$n'
@@ -200,6 +206,7 @@ if want dirty-log; then
 	traced $g $g --label dirty-log -- --dirty-log 2
 	agree $g $T/$g.csv $T/$g-load.csv
 	paths $g $T/$g.csv
+	levels_installed $g $T/$g.csv
 	for v in 0 1; do
 		b=$(val $T/$g.csv bpf path_fast $v)
 		k=$(val $T/$g-load.csv kvm_stats pf_fast $v)
@@ -216,6 +223,12 @@ if want hist-all; then
 	agree $g $T/$g.csv $T/$g-load.csv
 	paths $g $T/$g.csv
 	phases $g $T/$g.csv function none
+	# --metric events (in all) attaches the tracepoint model's events in function mode too
+	for v in 0 1; do
+		b=$(val $T/$g.csv bpf page_fault_exits $v) f=$(val $T/$g.csv bpf faults $v)
+		check $g/vcpu$v-page_fault_exits "page_fault_exits=$b, faults=$f" \
+			eval 'gt0 "$b" && [ "$b" -ge "$f" ]'
+	done
 	# every vCPU loads its MMU root on its first KVM_RUN (function probes on kvm_mmu_load)
 	for v in 0 1; do
 		b=$(val $T/$g.csv bpf root_loads $v) t=$(val $T/$g.csv bpf root_load_ns $v)
