@@ -26,7 +26,7 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, 
 		path = KVMMMU_FP_FAST;
 	else if (s->st.closed_path)
 		path = (s->st.closed_path - 1) & (KVMMMU_N_FAULT_PATHS - 1);
-	else if (s->st.pending)
+	else if (s->st.pending && !s->st.prefetch) /* a prefetch left unset is no fault's */
 		path = kvmmmu_model_path(&s->st);
 	else if (s->st.exit_walked || !vcpu_mmu_direct(vcpu))
 		/*
@@ -56,6 +56,7 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, 
 	s->st.fast_resolved = 0;
 	s->st.closed_path = 0;
 	s->st.pending = 0;
+	s->st.prefetch = 0;
 	s->st.exit_pending = 0;
 	s->st.exit_walked = 0;
 	s->st.walked = 0;

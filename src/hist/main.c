@@ -247,8 +247,14 @@ int main(int argc, char **argv)
 	struct model final = {};
 	int err, command_status = 0;
 
-	/* whole reports per write(2): each report, and the header, ends with fflush() */
-	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	/*
+	 * whole reports per write(2): each report, and the header, ends with
+	 * fflush(). A buffer of our own: glibc sizes its own by st_blksize (4 KiB
+	 * for a file or pipe), whatever setvbuf() is told with a NULL one.
+	 */
+	static char out_buf[1 << 16];
+
+	setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
 	hist_parse_args(argc, argv, &r.env);
 	/* stdout carries nothing but CSV with --csv - */
 	r.out = r.env.csv_path && !strcmp(r.env.csv_path, "-") ? stderr : stdout;

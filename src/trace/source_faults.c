@@ -48,9 +48,10 @@ static const struct {
 	size_t progs[N_PROG_SLOTS];
 	/*
 	 * the tracepoint model's: function probes give what it rebuilds, and
-	 * the done event most of it (unless DONE_NEEDS), so in those modes it
-	 * is attached only for COUNTER, its event count (the KVMMMU_* one it
-	 * alone feeds; -1: none), and not with event_counts_off
+	 * the done event most of it (unless DONE_NEEDS: shadow paging's path
+	 * and walk-to-SPTE time, the walk's end for the mmu_lock object), so in
+	 * those modes it is attached only for COUNTER, its event count (the
+	 * KVMMMU_* one it alone feeds; -1: none), and not with event_counts_off
 	 */
 	bool model;
 	bool done_needs;
@@ -59,7 +60,7 @@ static const struct {
 	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false, false,
 	 TP_PROGS(kvm_mmu_pagetable_walk), true, true, KVMMMU_GUEST_WALKS},
 	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, false,
-	 TP_PROGS(kvm_mmu_walker_error), true, false, KVMMMU_WALKER_ERRORS},
+	 TP_PROGS(kvm_mmu_walker_error), true, true, KVMMMU_WALKER_ERRORS},
 	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false, false,
 	 TP_PROGS(kvm_mmu_spte_requested), false, false, -1},
 	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte),
@@ -70,8 +71,8 @@ static const struct {
 	 TP_PROGS(kvm_tdp_mmu_spte_changed), true, false, KVMMMU_TDP_SPTE_CHANGES},
 	{"kvmmmu", "handle_mmio_page_fault", false, false, false, false,
 	 TP_PROGS(handle_mmio_page_fault), true, false, KVMMMU_MMIO_FAULTS},
-	{"kvmmmu", "mark_mmio_spte", false, false, false, false, TP_PROGS(mark_mmio_spte), true,
-	 true, KVMMMU_MMIO_SPTES_CREATED},
+	{"kvmmmu", "mark_mmio_spte", false, false, false, false, TP_PROGS(mark_mmio_spte), false,
+	 false, -1},
 	{"kvmmmu", "kvm_mmu_paging_element", true, false, false, false,
 	 TP_PROGS(kvm_mmu_paging_element), false, false, -1},
 	/* every counted fault's outcome and duration, where kernel-patches/ adds it */
@@ -83,7 +84,7 @@ static const struct {
 	{"kvm", "kvm_emulate_insn", false, false, false, false, TP_PROGS(kvm_emulate_insn), true,
 	 false, -1},
 	{"kvm", "kvm_userspace_exit", false, false, false, false, TP_PROGS(kvm_userspace_exit),
-	 true, false, -1},
+	 true, true, -1},
 	/* frees exited threads' entries */
 	{"sched", "sched_process_exit", false, false, false, false, TP_PROGS(sched_process_exit),
 	 false, false, -1},
@@ -272,8 +273,9 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 			   (outcome_funcs || (done && !tracepoints[i].done_needs)) &&
 			   (tracepoints[i].counter < 0 || fs->opts->event_counts_off)) {
 			p->wanted = false;
-			snprintf(p->why, sizeof(p->why), "not needed: %s give outcomes%s",
-				 outcome_funcs ? "function probes" : "kvm_mmu_page_fault_done's",
+			snprintf(p->why, sizeof(p->why), "not needed: %s gives outcomes%s",
+				 outcome_funcs ? "each handler's return"
+					       : "kvm_mmu_page_fault_done",
 				 tracepoints[i].counter < 0
 					 ? ""
 					 : " (kvmmmu-hist --metric events counts it)");

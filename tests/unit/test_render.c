@@ -3,6 +3,7 @@
  * The renderers are pure: a snapshot built here, with no session, no BPF
  * and no /proc, renders to the text and CSV the commands print.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -336,10 +337,13 @@ static void metric_lists(void **state)
 	assert_int_equal(render_parse_metrics("", show, &bad), -EINVAL);
 }
 
-/* What reached the "file": its bytes, how many writes, and those that ended inside a line. */
+/*
+ * What reached the "file": its bytes, how many writes, and those that ended
+ * inside a record (not before a record's first line, which is its time).
+ */
 struct writes {
 	char *data;
-	size_t len, n, mid_line;
+	size_t len, n, mid_record;
 };
 
 static ssize_t record_write(void *cookie, const char *buf, size_t size)
@@ -352,59 +356,71 @@ static ssize_t record_write(void *cookie, const char *buf, size_t size)
 	w->data = grown;
 	w->len += size;
 	w->data[w->len] = '\0';
-	w->n++;
-	w->mid_line += size && buf[size - 1] != '\n';
+	/* the write before this one ended inside a record: this one goes on with it */
+	w->mid_record += w->n++ && size && !isdigit((unsigned char)buf[0]);
 	return (ssize_t)size;
 }
 
 /*
- * --slower with a traced command on the same stdout: writes of 10,000
- * records, some with --stack's frames, through a 16 KiB buffer all end at a
- * line's end, so the command's lines fall between ours, never inside them.
+ * --slower with a traced command on the same stdout: 10,000 records through a
+ * 16 KiB buffer, some with the longest VM name, --stack's frames or a wait
+ * whose stack was not kept, each write ending at a record's end (the next
+ * begins with a record's time), so the command's lines fall between ours.
  */
-static void slow_writes_end_at_lines(void **state)
+static void slow_writes_end_at_records(void **state)
 {
+	static const char long_vm[] =
+		"a-vm-name-of-sixty-three-characters-as-long-as-a-name-is-kept-x";
 	cookie_io_functions_t io = {.write = record_write};
 	struct slow_faults l = {};
+	static char buf[16 << 10];
 	struct writes w = {};
 	struct snapshot facts;
-	size_t lines = 0;
+	size_t lines = 0, expected = 0;
 	FILE *f;
 
 	(void)state;
+	_Static_assert(sizeof(long_vm) == sizeof(l.items[0].vm), "the longest name kept");
 	build(&facts, 1, 1);
 	facts.slow_stacks = true;
 	for (int i = 0; i < 10000; i++) {
+		bool waited = i % 3 == 0 || i % 5 == 1;
 		struct kvmmmu_slow_fault rec = {.ns = 1000000 + i,
 						.tgid = 42,
 						.vcpu_id = i % 2,
 						.gpa = 0x100000000ULL + i * 4096ULL,
 						.gva = ~0ULL,
 						.ret = 5,
-						.offcpu_ns = i % 3 ? 0 : 5000,
-						.offcpu_max_ns = i % 3 ? 0 : 4000};
+						.stack_len = i % 3 ? -ENOENT : 24,
+						.offcpu_ns = waited ? 5000 : 0,
+						.offcpu_max_ns = waited ? 4000 : 0};
 		char *stack = NULL;
 
+		/* its line, then its time off the CPU; its frames, or why there are none */
+		expected += 2 + (i % 3 == 0 ? 3 : waited);
 		if (i % 3 == 0) {
 			assert_true(asprintf(&stack,
 					     "schedule+0x%x;handle_userfault+0x1e2;"
 					     "do_user_addr_fault+0x%x",
 					     i, i) > 0);
 		}
-		slow_faults_append(&l, &rec, 1, "web-1", 1796000000.5 + i / 1000.0, stack);
+		slow_faults_append(&l, &rec, 1 + i % 7 / 6, i % 7 == 6 ? long_vm : "web-1",
+				   1796000000.5 + i / 1000.0, stack);
 	}
 	assert_int_equal(l.n, 10000);
 	f = fopencookie(&w, "w", io);
 	assert_non_null(f);
-	assert_int_equal(setvbuf(f, NULL, _IOFBF, 16 << 10), 0);
+	assert_int_equal(setvbuf(f, buf, _IOFBF, sizeof(buf)), 0);
 	render_slow(f, &l, &facts);
 	assert_int_equal(fclose(f), 0);
 	for (const char *p = w.data; (p = strchr(p, '\n')); p++)
 		lines++;
-	/* a line each and its time off the CPU, and a record with a stack's 3 frames */
-	assert_int_equal(lines, 10000 * 2 + 3334 * 3);
+	assert_int_equal(lines, expected);
+	assert_non_null(strstr(w.data, long_vm));
+	assert_non_null(
+		strstr(w.data, "(its stack was not kept: no room for its thread's stacks)"));
 	assert_true(w.n > 10);
-	assert_int_equal(w.mid_line, 0);
+	assert_int_equal(w.mid_record, 0);
 	free(w.data);
 	slow_faults_free(&l);
 	snapshot_free(&facts);
@@ -419,7 +435,7 @@ int main(void)
 		cmocka_unit_test(csv_rows),
 		cmocka_unit_test(csv_round_trip),
 		cmocka_unit_test(metric_lists),
-		cmocka_unit_test(slow_writes_end_at_lines),
+		cmocka_unit_test(slow_writes_end_at_records),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

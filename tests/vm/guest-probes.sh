@@ -125,7 +125,7 @@ for mode in fentry kprobe tracepoint; do
 		check $g/outcomes-from-functions "$(grep '^Outcomes from' $T/$g.out)" \
 			grep -q '^Outcomes from: function return values' $T/$g.out
 		# the tracepoint model's own events are off without --metric events: not 0, absent
-		for m in page_fault_exits tdp_mmu_spte_changes guest_walks mmio_sptes_created; do
+		for m in page_fault_exits tdp_mmu_spte_changes guest_walks walker_errors; do
 			check "$g/no-$m-row" "$(grep -c ",$m," $T/$g.csv) rows of $m" \
 				eval '! has_row $T/$g.csv $m'
 		done

@@ -171,10 +171,7 @@ qemu_run() {
 	# what a real boot has and kvmmmu-load has not: MMU role changes (roots
 	# loaded as paging modes change), MMIO SPTEs, fast zaps of memslot updates
 	for m in root_loads mmio_sptes_created zap_all_fast; do
-		# MMIO SPTEs are the tracepoint model's event: fentry counts them with --metric events
-		c=$T/$n-fentry.csv
-		[ $m = mmio_sptes_created ] && c=$T/$n-tracepoint.csv
-		b=$(val $c bpf $m "")
+		b=$(val $T/$n-fentry.csv bpf $m "")
 		check "$g/boot-has-$m" "$m=${b:-none}" gt0 "$b"
 	done
 	info "$g: KVM per vCPU: $(sort $T/$n-after.pf | tr '\n' ' ')"
