@@ -37,9 +37,7 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, 
 		path = KVMMMU_FP_SHADOW;
 	else
 		path = thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU : KVMMMU_FP_DIRECT;
-	/* the level its SPTE was set at (on_set_spte()), unless it was spurious */
-	if ((int)ret != ret_pf_spurious)
-		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, s->st.level_installed);
+	count_installed_level(s, ret);
 	s->st.level_installed = 0;
 	s->st.access = kvmmmu_access_from_pferr(error_code); /* kvm_mmu_page_fault's */
 	count_fault(s);

@@ -130,14 +130,7 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 		s->st.handled = 1;
 		count_fault(s);
 		s->st.last_ret = (int)ret;
-		/*
-		 * The level the fault's SPTE was set at (on_set_spte()), unless it
-		 * was spurious: the TDP MMU traces an SPTE it left as it was.
-		 */
-		if ((int)ret == ret_pf_spurious)
-			s->st.level_installed = 0;
-		else
-			count_level(s, KVMMMU_LEVEL_INSTALLED_4K, s->st.level_installed);
+		count_installed_level(s, (int)ret); /* kept for a slow record */
 		if (s->st.fast_resolved) {
 			count_ret(s, (int)ret, KVMMMU_FP_FAST);
 			s->st.last_path = KVMMMU_FP_FAST;

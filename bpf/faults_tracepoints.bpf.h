@@ -169,6 +169,19 @@ static __always_inline void count_level(struct kvmmmu_thread_stats *s, int first
 		s->counters[first + 2]++;
 }
 
+/*
+ * Where a fault's end has its outcome RET (the handler's return, the done
+ * event): the level its SPTE was set at (on_set_spte()), unless it was
+ * spurious, the TDP MMU tracing an SPTE it left as it was.
+ */
+static __always_inline void count_installed_level(struct kvmmmu_thread_stats *s, int ret)
+{
+	if (ret == ret_pf_spurious)
+		s->st.level_installed = 0;
+	else
+		count_level(s, KVMMMU_LEVEL_INSTALLED_4K, s->st.level_installed);
+}
+
 static __always_inline void read_levels_btf(struct kvm_page_fault *fault, struct fault_levels *l)
 {
 	struct kvm_memory_slot *slot;

@@ -32,8 +32,8 @@ struct session_opts {
 	/* the memslot figures are not wanted: their probes (two runs a lookup, several lookups
 	   a fault under shadow paging) stay off */
 	bool memslot_off;
-	/* the tracepoint event counts (kvmmmu-hist --metric events) are not wanted: in function
-	   mode, the tracepoints only the tracepoint model needs otherwise stay off */
+	/* the tracepoint event counts (kvmmmu-hist --metric events) are not wanted: with function
+	   probes or the done event, the tracepoints only the tracepoint model needs stay off */
 	bool event_counts_off;
 	/* the tool's options that turn the memslot figures and the phases on, named where their
 	   probes are off; NULL: kvmmmu-hist's "--metric memslot", "--metric phases" */

@@ -34,8 +34,8 @@ struct collector_opts {
 	__u64 slower_ns;   /* kvmmmu-hist --slower: report faults at least this long; 0: off */
 	bool slow_stacks;  /* --stack: ... with the kernel stack of its longest wait off the CPU */
 	bool memslot_off;  /* no memslot figures: kvm_vcpu_gfn_to_memslot is not probed */
-	bool event_counts_off; /* no event counts: function mode attaches no model-only tracepoint
-				*/
+	/* no event counts: function probes and the done event attach no model-only tracepoint */
+	bool event_counts_off;
 	/* the options that turn them and the phases on (session_opts); NULL: --metric's */
 	const char *memslot_option, *phases_option;
 	unsigned int region_shift; /* --metric regions: log2 of a region's size; 0: off */
