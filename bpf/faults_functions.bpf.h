@@ -79,6 +79,16 @@ static __always_inline int on_fault_exit(void)
 	return 0;
 }
 
+/*
+ * The handlers' entry programs are attached only for the figures that need
+ * to know a fault's handler has started (--metric memslot: the lookups
+ * before it; --metric phases: the walk and host page inside it). Without
+ * them a fault makes a program run fewer: its handler's exit alone gives
+ * the outcome and path, and the fast and slow paths are timed from the
+ * fault's start.
+ */
+const volatile bool handler_entries = true;
+
 static __always_inline int on_handler_entry(void)
 {
 	struct kvmmmu_thread_stats *s = thread();
@@ -87,7 +97,6 @@ static __always_inline int on_handler_entry(void)
 		return 0;
 	if (s->st.in_handler) /* as in on_fault_entry() */
 		__sync_fetch_and_add(&health.exits_lost, 1);
-	s->st.handler_ts = s->st.timed ? bpf_ktime_get_ns() : 0;
 	s->st.in_handler = 1;
 	/* kvm_mmu_do_page_fault() looked up the fault's memslot before calling us */
 	if (s->st.in_fault && s->st.pre_lookups) {
@@ -124,9 +133,10 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 	struct kvmmmu_thread_stats *s = thread();
 	__u64 now;
 
-	if (!s || !s->st.in_handler)
+	if (!s || (handler_entries && !s->st.in_handler))
 		return 0;
-	if (s->st.in_fault) {
+	/* one handler a fault: kvm_mmu_do_page_fault() calls it once */
+	if (s->st.in_fault && !s->st.handled) {
 		s->st.handled = 1;
 		count_fault(s);
 		s->st.last_ret = (int)ret;
@@ -135,9 +145,9 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 			count_ret(s, (int)ret, KVMMMU_FP_FAST);
 			s->st.last_path = KVMMMU_FP_FAST;
 		} else {
-			if (s->st.handler_ts) {
+			if (s->st.fault_ts) {
 				now = bpf_ktime_get_ns();
-				kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.handler_ts);
+				kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.fault_ts);
 			}
 			if (kind == HANDLER_SHADOW) {
 				s->counters[KVMMMU_PATH_SHADOW]++;
@@ -155,7 +165,6 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 			}
 		}
 	}
-	s->st.handler_ts = 0;
 	s->st.in_handler = 0;
 	/* its request ends with it, set or not (an MMIO SPTE's mark_mmio_spte is not attached) */
 	s->st.pending = 0;

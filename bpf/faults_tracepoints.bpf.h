@@ -478,9 +478,10 @@ static __always_inline int on_fast_page_fault(struct kvm_page_fault *fault, int 
 	if (done_event)
 		return 0; /* kvm_mmu_page_fault_done counts it */
 	s->counters[KVMMMU_PATH_FAST]++;
-	if (s->st.handler_ts) {
+	/* timed from the fault's start, as the slow path is (on_handler_exit()) */
+	if (func_mode && s->st.fault_ts) {
 		now = bpf_ktime_get_ns();
-		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.handler_ts);
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.fault_ts);
 	}
 	if (!func_mode) {
 		if (btf)

@@ -107,7 +107,6 @@ struct kvmmmu_fault_state {
 	__u64 walk_ts;	     /* last kvm_mmu_pagetable_walk */
 	__u64 element_ts;    /* last kvm_mmu_paging_element of that walk */
 	__u64 fault_ts;	     /* kvm_mmu_page_fault entry */
-	__u64 handler_ts;    /* page-fault handler entry */
 	__u64 memslot_ts;    /* kvm_vcpu_gfn_to_memslot entry */
 	__u64 walk_addr;     /* the address that walk was for */
 	__u64 changed_gfn;   /* the last TDP MMU SPTE change since the request: gfn */
@@ -127,7 +126,7 @@ struct kvmmmu_fault_state {
 	__u32 exit_walked;   /* ... and that fault walked the guest's page tables */
 	__u32 lock_known;    /* the thread's VM's mmu_lock is in the lock table */
 	__u32 timed;	     /* --sample: this fault is timed (its clock reads, its lock waits) */
-	__u32 in_handler;    /* inside a page-fault handler (function probes) */
+	__u32 in_handler;    /* inside a page-fault handler (its entry probed: handler_entries) */
 	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
 	__u32 closed_path;   /* kvm_mmu_page_fault_done mode: the model's path + 1 (0: none yet) */
 	__u32 pre_lookups;   /* memslot lookups in kvm_mmu_page_fault before a handler: the

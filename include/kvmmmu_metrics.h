@@ -92,9 +92,11 @@
  */
 #define KVMMMU_HISTS(X)                                                                            \
 	X(FAULT, "fault_ns", "fault", "kvm_mmu_page_fault entry to exit")                          \
-	X(FAST, "fast_path_ns", "fast-path", "handler entry to the fast_page_fault tracepoint")    \
+	X(FAST, "fast_path_ns", "fast-path",                                                       \
+	  "kvm_mmu_page_fault entry to the fast_page_fault tracepoint that fixed the fault")       \
 	X(SLOW, "slow_path_ns", "slow-path",                                                       \
-	  "handler entry to exit, when the fast path did not resolve it")                          \
+	  "kvm_mmu_page_fault entry to its page-fault handler's return, when the fast path did "   \
+	  "not fix the fault")                                                                     \
 	X(PHASE_WALK, "phase_walk_ns", NULL,                                                       \
 	  "a fault's phase: its guest page-table walk (shadow paging; FNAME(walk_addr_generic), "  \
 	  "or kvm_mmu_pagetable_walk to its last kvm_mmu_paging_element)")                         \

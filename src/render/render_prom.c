@@ -332,8 +332,9 @@ static void latency(struct ctx *x)
 		} paths[] = {{KVMMMU_HIST_FAST, "fast"}, {KVMMMU_HIST_SLOW, "slow"}};
 
 		prom_family(x->w, "kvmmmu_page_fault_duration_seconds", PROM_HISTOGRAM,
-			    "Page-fault handler time, entry to exit: on the fast path (no "
-			    "mmu_lock), or the slow one (TDP MMU, shadow or direct MMU)");
+			    "Page-fault time from its start to its handler's end: fixed on the "
+			    "fast path (no mmu_lock), or handled on the slow one (TDP MMU, "
+			    "shadow or direct MMU)");
 		for (size_t i = 0; i < s->m.n_vms; i++)
 			for (size_t p = 0; p < 2; p++) {
 				struct prom_label l[] = {{"vm", x->vm[i].text},

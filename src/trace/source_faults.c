@@ -224,6 +224,23 @@ static bool function_wanted(const struct faults_source *fs, size_t i,
 	return true;
 }
 
+/*
+ * A page-fault handler's entry program is needed only where a figure asks
+ * whether the handler has started: the memslot lookups before it, the
+ * phases inside it (handler_entries in faults_functions.bpf.h). Its exit
+ * gives the outcome either way.
+ */
+static bool handler_entries_needed(const struct faults_source *fs)
+{
+	return !fs->opts->memslot_off || fs->opts->phases;
+}
+
+/* Function I is a page-fault handler: its return value is the fault's RET_PF_*. */
+static bool is_handler(size_t i)
+{
+	return functions[i].defines_outcome && functions[i].ret_arg >= 0;
+}
+
 static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FUNC],
 		 const bool raw_only[N_TP])
 {
@@ -242,6 +259,10 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 		p->kind = k;
 		pp = progs_of(fs, i);
 		probe_progs_plan(&pp, k);
+		if (is_handler(i) && !handler_entries_needed(fs)) {
+			bpf_program__set_autoload(pp.prog[SLOT_FENTRY], false);
+			bpf_program__set_autoload(pp.prog[SLOT_KPROBE], false);
+		}
 		if (functions[i].defines_outcome && k == ATTACH_NONE &&
 		    !(functions[i].may_be_absent && ksym_lookup(NULL, p->name) != KSYM_PRESENT))
 			outcome_funcs = false;
@@ -305,6 +326,7 @@ static void plan(struct faults_source *fs, const enum attach_kind func_kind[N_FU
 	for (size_t i = 0; i < N_FUNC; i++)
 		if (!strcmp(functions[i].func, "direct_page_fault"))
 			ro->direct_probed = func_kind[i] != ATTACH_NONE;
+	ro->handler_entries = handler_entries_needed(fs);
 	ro->pf_exit_rsvd_is_mmio = !sysinfo_vmx_ept();
 	ro->done_event = fs->done_event;
 	ro->filter_pids = fs->opts->filter_pids;
@@ -544,12 +566,15 @@ bool faults_source_hist_available(const struct faults_source *fs, int hist, cons
 		       "tracepoint of kernel-patches/";
 		return attached(fs, "kvm_mmu_page_fault") ||
 		       attached(fs, "kvm_mmu_page_fault_done");
+	/* both from the fault's start (kvm_mmu_page_fault), in function mode only */
 	case KVMMMU_HIST_FAST:
-		*why = "needs a page-fault handler probe and the fast_page_fault tracepoint";
-		return attached(fs, "fast_page_fault") && (attached(fs, "kvm_tdp_page_fault"));
+		*why = "needs kvm_mmu_page_fault and the page-fault handlers (fentry or kprobe), "
+		       "and "
+		       "the fast_page_fault tracepoint";
+		return fs->func_mode && attached(fs, "fast_page_fault");
 	case KVMMMU_HIST_SLOW:
-		*why = "needs the page-fault handlers (fentry or kprobe)";
-		return attached(fs, "kvm_tdp_page_fault") || attached(fs, "paging64_page_fault");
+		*why = "needs kvm_mmu_page_fault and the page-fault handlers (fentry or kprobe)";
+		return fs->func_mode;
 	case KVMMMU_HIST_PHASE_WALK:
 		if (!phases_on(fs, why))
 			return false;

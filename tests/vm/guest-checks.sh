@@ -175,6 +175,21 @@ levels_installed() {
 	done
 }
 
+# path_times GROUP HIST_CSV: with function probes and every fault timed, each
+# fault handled is timed once on its path, from its start: fast_path_ns (to
+# the fast path's fix) or slow_path_ns (to its handler's return), and their
+# counts add up to fault_ns's and to faults, whether the handlers' entries are
+# probed (--metric memslot, phases) or not (the default).
+path_times() {
+	local v f t fa sl
+	for v in 0 1; do
+		f=$(val "$2" bpf faults $v) t=$(val "$2" bpf fault_ns_count $v)
+		fa=$(val "$2" bpf fast_path_ns_count $v) sl=$(val "$2" bpf slow_path_ns_count $v)
+		check "$1/vcpu$v-path-times" "faults $f, fault_ns $t, fast_path_ns ${fa:-0}, slow_path_ns $sl" \
+			eval 'gt0 "$sl" && [ "$t" = "$f" ] && [ "$((${fa:-0} + sl))" = "$f" ]'
+	done
+}
+
 # outcomes GROUP HIST_CSV: the path x outcome table adds up, to faults, ret_pf_* and path_*.
 outcomes() {
 	check "$1/outcome-table-adds-up" "$(awk -F, -f /kvmmmu/outcomes.awk "$2")" \

@@ -131,7 +131,7 @@ for mode in fentry kprobe tracepoint; do
 		done
 	fi
 	agree $g $T/$g.csv $T/$g-load.csv
-	if [ $mode = tracepoint ]; then outcomes $g $T/$g.csv; else paths $g $T/$g.csv; fi
+	if [ $mode = tracepoint ]; then outcomes $g $T/$g.csv; else paths $g $T/$g.csv; path_times $g $T/$g.csv; fi
 	levels_installed $g $T/$g.csv
 	for n in $RET_PF_ABSENT; do
 		n=$(echo "$n" | tr 'A-Z' 'a-z')
@@ -191,6 +191,11 @@ if want hist-kprobe; then
 	check $g/killed/kretprobe-maxactive "$(cat /sys/kernel/tracing/kprobe_events)" \
 		grep -qE "^r[0-9]+:kvmmmu_$tp/ret_kvm_mmu_page_fault_$tp kvm_mmu_page_fault" \
 		/sys/kernel/tracing/kprobe_events
+	# without --metric memslot or phases a handler is probed on its return alone
+	check $g/killed/handler-return-only "$(grep kvm_tdp_page_fault /sys/kernel/tracing/kprobe_events)" \
+		eval 'grep -qE "^r[0-9]+:kvmmmu_$tp/ret_kvm_tdp_page_fault_$tp kvm_tdp_page_fault" \
+		/sys/kernel/tracing/kprobe_events && ! grep -q "^p:kvmmmu_$tp/kvm_tdp_page_fault_$tp " \
+		/sys/kernel/tracing/kprobe_events'
 	kill -KILL $tp
 	wait $tp 2>/dev/null
 	i=0
@@ -206,6 +211,8 @@ if want dirty-log; then
 	traced $g $g --label dirty-log -- --dirty-log 2
 	agree $g $T/$g.csv $T/$g-load.csv
 	paths $g $T/$g.csv
+	# the default: handlers probed on their return alone, both paths timed
+	if has_row $T/$g.csv fault_ns_count; then path_times $g $T/$g.csv; fi
 	levels_installed $g $T/$g.csv
 	for v in 0 1; do
 		b=$(val $T/$g.csv bpf path_fast $v)
