@@ -118,4 +118,71 @@ void faults_source_close(struct faults_source *fs);
 /* Its tracepoints into OUT (at most MAX): how many it has. */
 size_t faults_source_tracepoints(struct source_tracepoint *out, size_t max);
 
+/*
+ * ---- for the source's own files: its probe points and the plan that
+ * picks them for a session's options (source_faults_probes.c) ----
+ */
+
+/* A tracepoint of the faults object. */
+struct faults_tp_point {
+	const char *group, *event;
+	bool optional;
+	bool patched; /* only kernels with kernel-patches/ have it; used in tracepoint mode */
+	bool forks;   /* only to follow a command's descendants (follow_forks) */
+	bool stacks;  /* only for --stack: where slow faults wait off the CPU */
+	size_t progs[N_PROG_SLOTS];
+	/*
+	 * the tracepoint model's: function probes give what it rebuilds, and
+	 * the done event most of it (unless DONE_NEEDS: shadow paging's path
+	 * and walk-to-SPTE time, the walk's end for the mmu_lock object), so in
+	 * those modes it is attached only for COUNTER, its event count (the
+	 * KVMMMU_* one it alone feeds; -1: none), and not with event_counts_off
+	 */
+	bool model;
+	bool done_needs;
+	int counter;
+};
+
+/*
+ * Function probes; those with exit programs also need a return probe. An
+ * fexit program reads the return value after the arguments, at a fixed
+ * index: RET_ARG says where (the arguments the 5.16+ prototype has), -1
+ * where it reads none. A kernel with another prototype gets the kretprobe,
+ * which reads it from the return register whatever the arguments.
+ */
+struct faults_func_point {
+	const char *func;
+	bool defines_outcome; /* needed for function-probe outcomes */
+	bool may_be_absent;   /* a handler some kernels do not build: absent, it takes no fault */
+	int ret_arg;
+	size_t progs[N_PROG_SLOTS];
+	bool phase;	  /* times a phase of a fault: only with --metric phases */
+	bool alternative; /* another name of the function before it: probed if that one is not */
+	bool memslot;	  /* the memslot figures' only: not probed without them (memslot_off) */
+};
+
+#define FAULTS_N_TP 16
+#define FAULTS_N_FUNC 13
+_Static_assert(FAULTS_N_FUNC + FAULTS_N_TP <= FAULTS_MAX_PROBES, "every probe point has a status");
+
+extern const struct faults_tp_point faults_tracepoints[];
+extern const struct faults_func_point faults_functions[];
+
+/* Probe point I's programs in the loaded skeleton: the functions first, then the tracepoints. */
+struct probe_progs faults_probe_progs(const struct faults_source *fs, size_t i);
+/*
+ * Whether function I is to be probed, given the kinds chosen for those
+ * before it (FUNC_KIND); says why not in WHY (SIZE), if SIZE.
+ */
+bool faults_function_wanted(const struct faults_source *fs, size_t i,
+			    const enum attach_kind func_kind[FAULTS_N_FUNC], char *why,
+			    size_t size);
+/*
+ * Which programs of the opened object load, for the kinds chosen
+ * (FUNC_KIND, RAW_ONLY), each probe point's status, and what the programs
+ * are told before load (its read-only data).
+ */
+void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAULTS_N_FUNC],
+		 const bool raw_only[FAULTS_N_TP]);
+
 #endif
