@@ -253,8 +253,15 @@ int main(int argc, char **argv)
 	 * for a file or pipe), whatever setvbuf() is told with a NULL one.
 	 */
 	static char out_buf[1 << 16];
+	/*
+	 * stderr a line at a time: with --csv - it carries the report, which
+	 * an unbuffered stream writes a part of a line at a time, between the
+	 * lines a traced command writes to the same file
+	 */
+	static char err_buf[1 << 14];
 
 	setvbuf(stdout, out_buf, _IOFBF, sizeof(out_buf));
+	setvbuf(stderr, err_buf, _IOLBF, sizeof(err_buf));
 	hist_parse_args(argc, argv, &r.env);
 	/* stdout carries nothing but CSV with --csv - */
 	r.out = r.env.csv_path && !strcmp(r.env.csv_path, "-") ? stderr : stdout;

@@ -42,6 +42,8 @@ pid_t command_start(struct command *c, char **argv, bool to_stderr)
 	c->release_fd = -1;
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
+	/* nothing unwritten for the child to write again (its exec failure's message) */
+	fflush(NULL);
 	c->pid = fork();
 	if (c->pid < 0) {
 		int err = -errno;

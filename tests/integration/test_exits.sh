@@ -124,6 +124,14 @@ check exits/kill-csv-has-reports "no report rows" grep -q ',bpf,faults,' "$TMP/k
 "$HIST" --csv - -- "$LOAD" --vcpus 1 --mem 8M >"$TMP/stdout.csv" 2>"$TMP/stderr.txt"
 check exits/csv-stdout-only-csv "$("$CSVLINT" "$TMP/stdout.csv" 2>&1 | head -2)" "$CSVLINT" "$TMP/stdout.csv"
 check exits/csv-stdout-report-on-stderr "no summary on stderr" grep -q '^Summary:' "$TMP/stderr.txt"
+# ... in whole lines: every write(2) of kvmmmu-hist's to stderr ends one (the
+# traced command writes there too, between them: a part of a line is cut in two)
+strace -qq -o "$TMP/stderr.strace" -e trace=write -e signal=none -xx -s 65536 \
+	"$HIST" --csv - -- "$LOAD" --vcpus 1 --mem 8M >/dev/null 2>&1
+n=$(grep -c '^write(2, ' "$TMP/stderr.strace")
+cut=$(grep '^write(2, ' "$TMP/stderr.strace" | grep -vc '\\x0a", [0-9]*) *= ')
+check exits/csv-stdout-stderr-whole-lines "$cut of $n writes to stderr end inside a line" \
+	eval '[ "$n" -gt 3 ] && [ "$cut" = 0 ]'
 
 # --- kvmmmu-check --validate killed while the VM is stopped: the VM runs on.
 # The pause lasts milliseconds, too short to catch from a polling loop on a
