@@ -2,13 +2,23 @@
 /*
  * The function-probe model (func_mode == true): fentry/fexit, or
  * kprobe/kretprobe, on kvm_mmu_page_fault, the page-fault handlers,
- * direct_page_fault and kvm_vcpu_gfn_to_memslot: exact RET_PF_* values and
- * handler times.
+ * direct_page_fault and kvm_vcpu_gfn_to_memslot: exact RET_PF_* values, and
+ * each fault's time, whole and to its handler's end.
  */
 #ifndef KVMMMU_FAULTS_FUNCTIONS_BPF_H
 #define KVMMMU_FAULTS_FUNCTIONS_BPF_H
 
 /* ---- function probes: fentry/fexit and kprobe/kretprobe twins ---- */
+
+/*
+ * The handlers' entry programs are attached only for the figures that need
+ * to know a fault's handler has started (the memslot figures: the lookups
+ * before it; the phases, and --slower's: the walk and host page inside it),
+ * in whichever tool asks for them. Without them a fault makes a program run
+ * fewer: its handler's exit alone gives the outcome and path, and the fast
+ * and slow paths are timed from the fault's start.
+ */
+const volatile bool handler_entries = true;
 
 static __always_inline int on_fault_entry(u64 cr2_or_gpa, u64 error_code)
 {
@@ -71,6 +81,14 @@ static __always_inline int on_fault_exit(void)
 			phases_close(s, ns);
 		}
 	}
+	/*
+	 * A handler's exit lost (its fexit skipped, see on_fault_entry()) where
+	 * its entry is not probed to tell: the fast path or an SPTE request
+	 * shows it ran. Without them it looks like the MMIO exit below.
+	 */
+	if (!handler_entries && !s->st.handled &&
+	    (s->st.fast_resolved || s->st.pending || s->st.direct))
+		__sync_fetch_and_add(&health.exits_lost, 1);
 	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
 	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
 	s->st.pre_lookups = 0;
@@ -78,16 +96,6 @@ static __always_inline int on_fault_exit(void)
 	s->st.fault_ts = 0;
 	return 0;
 }
-
-/*
- * The handlers' entry programs are attached only for the figures that need
- * to know a fault's handler has started (--metric memslot: the lookups
- * before it; --metric phases: the walk and host page inside it). Without
- * them a fault makes a program run fewer: its handler's exit alone gives
- * the outcome and path, and the fast and slow paths are timed from the
- * fault's start.
- */
-const volatile bool handler_entries = true;
 
 static __always_inline int on_handler_entry(void)
 {

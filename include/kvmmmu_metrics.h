@@ -93,7 +93,8 @@
 #define KVMMMU_HISTS(X)                                                                            \
 	X(FAULT, "fault_ns", "fault", "kvm_mmu_page_fault entry to exit")                          \
 	X(FAST, "fast_path_ns", "fast-path",                                                       \
-	  "kvm_mmu_page_fault entry to the fast_page_fault tracepoint that fixed the fault")       \
+	  "kvm_mmu_page_fault entry to the fast_page_fault tracepoint that ended the fault "       \
+	  "(fixed or spurious)")                                                                   \
 	X(SLOW, "slow_path_ns", "slow-path",                                                       \
 	  "kvm_mmu_page_fault entry to its page-fault handler's return, when the fast path did "   \
 	  "not fix the fault")                                                                     \
