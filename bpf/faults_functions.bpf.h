@@ -19,8 +19,7 @@
  * and slow paths are timed from the fault's start.
  */
 const volatile bool handler_entries = true;
-
-static __always_inline int on_fault_entry(u64 cr2_or_gpa, u64 error_code)
+static __always_inline int on_fault_entry(struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
@@ -46,6 +45,13 @@ static __always_inline int on_fault_entry(u64 cr2_or_gpa, u64 error_code)
 	s->st.pre_lookups = 0;
 	s->st.fast_resolved = 0;
 	s->st.direct = 0;
+	/* a prefetch's request before this fault, which no kvm_mmu_set_spte ended */
+	if (func_mode)
+		s->st.pending = 0;
+	if (fast_at_return) {
+		s->st.fault_vcpu = (__u64)vcpu;
+		s->st.pf_fast = BPF_CORE_READ(vcpu, stat.pf_fast);
+	}
 	return 0;
 }
 
@@ -129,6 +135,45 @@ enum handler_kind {
 };
 
 /*
+ * The level the fault's own SPTE was set at, from the fault (FAULT, or the
+ * request's pointer: a kretprobe has no arguments) at its handler's return,
+ * while kvm_mmu_do_page_fault() still holds it; kvm_mmu_set_spte is attached
+ * only for its counts. Every MMU sets it at goal_level, after
+ * disallowed_hugepage_adjust() lowered that for NX huge pages. FIXED set
+ * one. A write-protected fault (EMULATE before 6.12; with a memslot, not an
+ * MMIO SPTE) set one under the TDP MMU, which traces its SPTE every time,
+ * while shadow paging and the legacy MMU's mmu_set_spte() set one only if
+ * it changed, which the return does not say: not counted.
+ */
+static __always_inline __u8 installed_level(struct kvmmmu_thread_stats *s,
+					    struct kvm_page_fault *fault, int ret, bool tdp_mmu)
+{
+	struct kvm_page_fault *request = (void *)s->st.request_fault;
+
+	/* no request of this fault's (slow_start() forgot the last one's) */
+	if (!s->st.level_requested)
+		return 0;
+	if (ret != ret_pf_fixed &&
+	    !(tdp_mmu && ret == ret_pf_write_protected && s->st.request_slot))
+		return 0;
+	if (fault)
+		return fault->goal_level;
+	return BPF_CORE_READ(request, goal_level);
+}
+
+/*
+ * fast_at_return: whether the fault's fast path fixed it (or found it
+ * spurious), as KVM counts that: fast_page_fault() adds to the vCPU's
+ * pf_fast then, and only then, and runs once a fault.
+ */
+static __always_inline bool fixed_on_fast_path(struct kvmmmu_thread_stats *s)
+{
+	struct kvm_vcpu *vcpu = (void *)s->st.fault_vcpu;
+
+	return vcpu && BPF_CORE_READ(vcpu, stat.pf_fast) != s->st.pf_fast;
+}
+
+/*
  * The handler kvm_mmu_do_page_fault() called ends the fault: its return
  * value is the RET_PF_* outcome. Each of the five (kvm_tdp_page_fault, the
  * shadow MMU's paging64/paging32/ept_page_fault, nonpaging_page_fault) is
@@ -136,10 +181,11 @@ enum handler_kind {
  * kvm_mmu_page_fault (prefetch, async-PF completion, KVM_PRE_FAULT_MEMORY)
  * are not counted, as KVM's pf_taken does not count them.
  */
-static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
+static __always_inline int on_handler_exit(long ret, enum handler_kind kind,
+					   struct kvm_page_fault *fault)
 {
 	struct kvmmmu_thread_stats *s = thread();
-	__u64 now;
+	enum kvmmmu_fault_path path;
 
 	if (!s || (handler_entries && !s->st.in_handler))
 		return 0;
@@ -148,29 +194,31 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind)
 		s->st.handled = 1;
 		count_fault(s);
 		s->st.last_ret = (int)ret;
+		if (fast_at_return && fixed_on_fast_path(s)) {
+			s->st.fast_resolved = 1;
+			if (region_shift) /* its GPA: a direct MMU's (no guest walk) */
+				count_region(s, s->st.fault_addr, -1);
+			count_fast_fix(s);
+		}
+		if (s->st.fast_resolved)
+			path = KVMMMU_FP_FAST;
+		else if (kind == HANDLER_SHADOW)
+			path = KVMMMU_FP_SHADOW;
+		else if (kind == HANDLER_NONPAGING || s->st.direct ||
+			 (!direct_probed && !thread_vm_tdp_mmu(s)))
+			path = KVMMMU_FP_DIRECT;
+		else
+			path = KVMMMU_FP_TDP_MMU;
+		s->st.level_installed =
+			installed_level(s, fault, (int)ret, path == KVMMMU_FP_TDP_MMU);
 		count_installed_level(s, (int)ret); /* kept for a slow record */
-		if (s->st.fast_resolved) {
-			count_ret(s, (int)ret, KVMMMU_FP_FAST);
-			s->st.last_path = KVMMMU_FP_FAST;
-		} else {
-			if (s->st.fault_ts) {
-				now = bpf_ktime_get_ns();
-				kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW], now - s->st.fault_ts);
-			}
-			if (kind == HANDLER_SHADOW) {
-				s->counters[KVMMMU_PATH_SHADOW]++;
-				count_ret(s, (int)ret, KVMMMU_FP_SHADOW);
-				s->st.last_path = KVMMMU_FP_SHADOW;
-			} else if (kind == HANDLER_NONPAGING || s->st.direct ||
-				   (!direct_probed && !thread_vm_tdp_mmu(s))) {
-				s->counters[KVMMMU_PATH_DIRECT]++;
-				count_ret(s, (int)ret, KVMMMU_FP_DIRECT);
-				s->st.last_path = KVMMMU_FP_DIRECT;
-			} else {
-				s->counters[KVMMMU_PATH_TDP_MMU]++;
-				count_ret(s, (int)ret, KVMMMU_FP_TDP_MMU);
-				s->st.last_path = KVMMMU_FP_TDP_MMU;
-			}
+		count_ret(s, (int)ret, path);
+		s->st.last_path = path;
+		if (path != KVMMMU_FP_FAST) {
+			s->counters[KVMMMU_PATH_FAST + path]++;
+			if (s->st.fault_ts)
+				kvmmmu_hist_add(&s->hist[KVMMMU_HIST_SLOW],
+						bpf_ktime_get_ns() - s->st.fault_ts);
 		}
 	}
 	s->st.in_handler = 0;
@@ -226,7 +274,7 @@ static __always_inline int on_memslot_exit(void)
 }
 
 /* (vcpu, cr2_or_gpa, error_code, insn, insn_len): the error code in PFERR_* bits on every vendor */
-FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(cr2_or_gpa, error_code), on_fault_exit(),
+FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(vcpu, cr2_or_gpa, error_code), on_fault_exit(),
 	       struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
 
 /* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */
@@ -239,7 +287,7 @@ FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(cr2_or_gpa, error_code), on_fa
 	SEC("fexit/" #func)                                                                        \
 	int BPF_PROG(func##_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, int ret)   \
 	{                                                                                          \
-		return on_handler_exit(ret, kind);                                                 \
+		return on_handler_exit(ret, kind, fault);                                          \
 	}                                                                                          \
 	SEC("kprobe/" #func)                                                                       \
 	int BPF_KPROBE(func##_kprobe)                                                              \
@@ -249,7 +297,7 @@ FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(cr2_or_gpa, error_code), on_fa
 	SEC("kretprobe/" #func)                                                                    \
 	int BPF_KRETPROBE(func##_kretprobe, int ret)                                               \
 	{                                                                                          \
-		return on_handler_exit(ret, kind);                                                 \
+		return on_handler_exit(ret, kind, NULL);                                           \
 	}
 
 HANDLER_PROBES(kvm_tdp_page_fault, HANDLER_TDP)

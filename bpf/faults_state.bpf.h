@@ -38,6 +38,12 @@ const volatile bool pf_exit_rsvd_is_mmio = true;
 /* Handlers' RET_PF_* come from function probes, not from the tracepoint model. */
 const volatile bool func_mode = false;
 /*
+ * ... and their returns tell the fast path's fixes too (fixed_on_fast_path()):
+ * the kernel has KVM's pf_fast statistic. Else the fast_page_fault tracepoint
+ * does, attached for it; otherwise only for its count (--metric events).
+ */
+const volatile bool fast_at_return = false;
+/*
  * kvmmmu:kvm_mmu_page_fault_done is attached (kernel-patches/): it ends every
  * fault KVM counts, with its outcome, and the tracepoint model only says
  * which path the fault took.

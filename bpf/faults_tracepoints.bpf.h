@@ -285,6 +285,9 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 		count_request_level(s, &l);
 		s->st.level_requested = l.goal;
 		s->st.level_installed = 0;
+		s->st.request_slot = l.has_slot;
+		/* kvm_mmu_set_spte may not be attached: the handler's return reads the level */
+		s->st.request_fault = (__u64)fault;
 		s->st.fault_gfn = l.gfn;
 		/* a slow record's access: count_fault() comes later, or never (done event) */
 		s->st.last_access = f.access;
@@ -449,6 +452,17 @@ TP_PAIR(kvm_tdp_mmu_spte_changed, on_tdp_spte_changed(gfn, level, new_spte), int
 	int level, u64 old_spte, u64 new_spte)
 
 /*
+ * Function probes: a fault fixed on the fast path, timed from its start as
+ * the slow path is (on_handler_exit()).
+ */
+static __always_inline void count_fast_fix(struct kvmmmu_thread_stats *s)
+{
+	s->counters[KVMMMU_PATH_FAST]++;
+	if (s->st.fault_ts)
+		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], bpf_ktime_get_ns() - s->st.fault_ts);
+}
+
+/*
  * fast_page_fault() returns RET_PF_INVALID ("take the slow path"), FIXED or
  * SPURIOUS; only the last two end the fault (counted in pf_fast). Test for
  * those two: they are known wherever the values come from.
@@ -457,14 +471,14 @@ static __always_inline int on_fast_page_fault(struct kvm_page_fault *fault, int 
 {
 	struct kvmmmu_thread_stats *s = thread();
 	struct fault_view f;
-	__u64 now;
 
 	if (!s || !armed)
 		return 0;
 	s->counters[KVMMMU_FAST_PF_CALLS]++;
 	/* a direct MMU's fault: the last guest walk was the emulator's, not this fault's */
 	s->st.walked = 0;
-	if (ret != ret_pf_fixed && ret != ret_pf_spurious)
+	/* function probes, by the handler's return where it tells (on_handler_exit()) */
+	if (fast_at_return || (ret != ret_pf_fixed && ret != ret_pf_spurious))
 		return 0;
 	s->st.fast_resolved = 1;
 	if (region_shift) {
@@ -477,13 +491,10 @@ static __always_inline int on_fast_page_fault(struct kvm_page_fault *fault, int 
 	}
 	if (done_event)
 		return 0; /* kvm_mmu_page_fault_done counts it */
-	s->counters[KVMMMU_PATH_FAST]++;
-	/* timed from the fault's start, as the slow path is (on_handler_exit()) */
-	if (func_mode && s->st.fault_ts) {
-		now = bpf_ktime_get_ns();
-		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAST], now - s->st.fault_ts);
-	}
-	if (!func_mode) {
+	if (func_mode) {
+		count_fast_fix(s);
+	} else {
+		s->counters[KVMMMU_PATH_FAST]++;
 		if (btf)
 			read_fault_btf(fault, &f);
 		else

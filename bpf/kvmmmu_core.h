@@ -136,7 +136,8 @@ struct kvm_vcpu_arch {
 };
 
 struct kvm_vcpu_stat {
-	u64 exits; /* VM exits so far: which exit an event belongs to */
+	u64 exits;   /* VM exits so far: which exit an event belongs to */
+	u64 pf_fast; /* faults fast_page_fault() fixed (or found spurious) */
 };
 
 struct kvm_vcpu {

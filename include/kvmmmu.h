@@ -152,7 +152,13 @@ struct kvmmmu_fault_state {
 	__u32 last_path;      /* ... and its path */
 	__u8 level_requested; /* PG_LEVEL_*, 0: none */
 	__u8 level_installed;
-	__u16 pad_levels;
+	__u8 request_slot; /* the request had a memslot (not an MMIO SPTE's) */
+	__u8 pad_levels;
+	/* function probes: the request's struct kvm_page_fault, read at its handler's return */
+	__u64 request_fault;
+	/* ... and the fault's vCPU, and its pf_fast statistic at kvm_mmu_page_fault's entry */
+	__u64 fault_vcpu;
+	__u64 pf_fast;
 	/* --slower --stack: the fault's time off the CPU (sleeping or preempted) */
 	__u64 off_ts;	  /* switched out at, in a timed fault; 0: on the CPU */
 	__u64 off_ns;	  /* all its waits off the CPU */

@@ -93,8 +93,8 @@
 #define KVMMMU_HISTS(X)                                                                            \
 	X(FAULT, "fault_ns", "fault", "kvm_mmu_page_fault entry to exit")                          \
 	X(FAST, "fast_path_ns", "fast-path",                                                       \
-	  "kvm_mmu_page_fault entry to the fast_page_fault tracepoint that ended the fault "       \
-	  "(fixed or spurious)")                                                                   \
+	  "kvm_mmu_page_fault entry to the end of the fast path that fixed the fault (fixed or "   \
+	  "spurious: the fast_page_fault tracepoint, or its handler's return)")                    \
 	X(SLOW, "slow_path_ns", "slow-path",                                                       \
 	  "kvm_mmu_page_fault entry to its page-fault handler's return, when the fast path did "   \
 	  "not fix the fault")                                                                     \

@@ -90,8 +90,10 @@ if [ ! -s "$initrd" ]; then
 	cp -R "$KDIR/modules" "$r/lib/modules/$KV"
 	depmod -b "$r" "$KV" || die "depmod failed for $KV"
 	install -m 755 "$ROOT/scripts/lib/kvm-guest-init" "$r/init"
-	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.tmp" &&
-		mv "$initrd.tmp" "$initrd" || die "cannot write $initrd"
+	# a name of this process's own: guests started side by side build it at once, and
+	# each renames its whole copy into place
+	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) >"$initrd.$$.tmp" &&
+		mv "$initrd.$$.tmp" "$initrd" || die "cannot write $initrd"
 	# older ones, of another init or busybox
 	find "$CACHE/guest" -name "$KV-*.cpio.gz" ! -name "${initrd##*/}" -delete
 	rm -rf "$r"

@@ -150,11 +150,11 @@ void check_functions(struct check_state *st)
 	if (fpf == KSYM_PRESENT)
 		report_item("fast_page_fault", "not used",
 			    "kallsyms: present; kvmmmu uses the kvmmmu:fast_page_fault tracepoint "
-			    "instead");
+			    "(or KVM's pf_fast) instead");
 	else
 		report_item("fast_page_fault", "unavailable",
 			    "not attachable: kallsyms: %s; kvmmmu uses the kvmmmu:fast_page_fault "
-			    "tracepoint instead",
+			    "tracepoint (or KVM's pf_fast) instead",
 			    ksym_state_str(fpf));
 }
 

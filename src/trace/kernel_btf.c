@@ -195,6 +195,19 @@ int kernel_btf_tp_args(struct kernel_btf *kb, const char *event)
 	return btf_vlen(t) - 1;
 }
 
+bool kernel_btf_kvm_has_member(struct kernel_btf *kb, const char *struct_name, const char *member)
+{
+	struct btf *b = kernel_btf_kvm_types(kb);
+	int id = b ? btf__find_by_name_kind(b, struct_name, BTF_KIND_STRUCT) : -ENOENT;
+	const struct btf_type *t = id > 0 ? btf__type_by_id(b, id) : NULL;
+	const struct btf_member *m = t ? btf_members(t) : NULL;
+
+	for (int i = 0; t && i < btf_vlen(t); i++)
+		if (!strcmp(btf__name_by_offset(b, m[i].name_off), member))
+			return true;
+	return false;
+}
+
 int kernel_btf_kvm_fd(struct kernel_btf *kb)
 {
 	__u32 id = 0;

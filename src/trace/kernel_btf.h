@@ -38,6 +38,8 @@ bool kernel_btf_has_kfunc(struct kernel_btf *kb, const char *name);
 bool kernel_btf_has_tp_btf(struct kernel_btf *kb, const char *event);
 /* How many arguments tracepoint EVENT passes (btf_trace_EVENT's, less its __data); -ENOENT. */
 int kernel_btf_tp_args(struct kernel_btf *kb, const char *event);
+/* Whether KVM's struct STRUCT_NAME has a member MEMBER (a walk over every type: ask once). */
+bool kernel_btf_kvm_has_member(struct kernel_btf *kb, const char *struct_name, const char *member);
 /*
  * fd of the kvm module's kernel BTF object, for attaching to its functions;
  * -errno. Found by a walk over every kernel BTF object (one per module: a

@@ -236,6 +236,7 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 		     "usable kvmmmu:fast_page_fault format");
 		return err;
 	}
+	fs->has_pf_fast = kernel_btf_kvm_has_member(&fs->engine->kb, "kvm_vcpu_stat", "pf_fast");
 	{
 		/* every name any object asks kallsyms about, in one pass */
 		const char *names[FAULTS_N_FUNC + 4];

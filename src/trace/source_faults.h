@@ -43,8 +43,9 @@ struct faults_source {
 	struct load_watch watch; /* while it loads: programs that may load another way */
 	struct probe_status probes[FAULTS_MAX_PROBES];
 	size_t n_probes;
-	bool func_mode;	 /* outcomes come from function probes */
-	bool done_event; /* ... or from kvmmmu:kvm_mmu_page_fault_done (kernel-patches/) */
+	bool func_mode;	  /* outcomes come from function probes */
+	bool has_pf_fast; /* the kernel's struct kvm_vcpu_stat has pf_fast (fast_at_return) */
+	bool done_event;  /* ... or from kvmmmu:kvm_mmu_page_fault_done (kernel-patches/) */
 	struct ret_pf_table ret_pf;
 	struct kvmmmu_lock_table *lock_table; /* the mmu_locks map, mmap()ed; NULL if not */
 	struct retired_thread *retired;
@@ -133,14 +134,25 @@ struct faults_tp_point {
 	size_t progs[N_PROG_SLOTS];
 	/*
 	 * the tracepoint model's: function probes give what it rebuilds, and
-	 * the done event most of it (unless DONE_NEEDS: shadow paging's path
-	 * and walk-to-SPTE time, the walk's end for the mmu_lock object), so in
-	 * those modes it is attached only for COUNTER, its event count (the
-	 * KVMMMU_* one it alone feeds; -1: none), and not with event_counts_off
+	 * the done event most of it (except what NEEDED_BY says), so in those
+	 * modes it is attached only for COUNTER and SECOND_COUNTER, its event
+	 * counts (the KVMMMU_* ones it alone feeds; -1: none), and not with
+	 * event_counts_off
 	 */
 	bool model;
-	bool done_needs;
-	int counter;
+	unsigned needed_by;
+	int counter, second_counter;
+};
+
+/* What a model event gives that function probes or the done event do not (needed_by). */
+enum {
+	/* the done event: shadow paging's path and walk-to-SPTE time, the walk's end for
+	   the mmu_lock object, the level a fault's SPTE was set at */
+	MODEL_NEEDED_DONE = 1 << 0,
+	/* --metric phases: the map phase's end */
+	MODEL_NEEDED_PHASES = 1 << 1,
+	/* function probes on a kernel without KVM's pf_fast statistic: the fast path's fixes */
+	MODEL_NEEDED_NO_PF_FAST = 1 << 2,
 };
 
 /*

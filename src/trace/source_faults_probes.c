@@ -41,41 +41,43 @@
 /* Tracepoints, in the order the header line lists them. */
 const struct faults_tp_point faults_tracepoints[] = {
 	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false, false,
-	 TP_PROGS(kvm_mmu_pagetable_walk), true, true, KVMMMU_GUEST_WALKS},
+	 TP_PROGS(kvm_mmu_pagetable_walk), true, MODEL_NEEDED_DONE, KVMMMU_GUEST_WALKS, -1},
 	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, false,
-	 TP_PROGS(kvm_mmu_walker_error), true, true, KVMMMU_WALKER_ERRORS},
+	 TP_PROGS(kvm_mmu_walker_error), true, MODEL_NEEDED_DONE, KVMMMU_WALKER_ERRORS, -1},
 	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false, false,
-	 TP_PROGS(kvm_mmu_spte_requested), false, false, -1},
-	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte),
-	 false, false, -1},
-	{"kvmmmu", "fast_page_fault", false, false, false, false, TP_PROGS(fast_page_fault), false,
-	 false, -1},
+	 TP_PROGS(kvm_mmu_spte_requested), false, 0, -1, -1},
+	/* the level a fault's SPTE was set at, else read at its handler's return (functions) */
+	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte), true,
+	 MODEL_NEEDED_DONE | MODEL_NEEDED_PHASES, KVMMMU_SPTES_SET, KVMMMU_SPTES_PREFETCHED},
+	/* the fast path's fixes, else told at the handler's return (KVM's pf_fast) */
+	{"kvmmmu", "fast_page_fault", false, false, false, false, TP_PROGS(fast_page_fault), true,
+	 MODEL_NEEDED_DONE | MODEL_NEEDED_NO_PF_FAST, KVMMMU_FAST_PF_CALLS, -1},
 	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false, false,
-	 TP_PROGS(kvm_tdp_mmu_spte_changed), true, false, KVMMMU_TDP_SPTE_CHANGES},
+	 TP_PROGS(kvm_tdp_mmu_spte_changed), true, 0, KVMMMU_TDP_SPTE_CHANGES, -1},
 	{"kvmmmu", "handle_mmio_page_fault", false, false, false, false,
-	 TP_PROGS(handle_mmio_page_fault), true, false, KVMMMU_MMIO_FAULTS},
-	{"kvmmmu", "mark_mmio_spte", false, false, false, false, TP_PROGS(mark_mmio_spte), false,
-	 false, -1},
+	 TP_PROGS(handle_mmio_page_fault), true, 0, KVMMMU_MMIO_FAULTS, -1},
+	{"kvmmmu", "mark_mmio_spte", false, false, false, false, TP_PROGS(mark_mmio_spte), false, 0,
+	 -1, -1},
 	{"kvmmmu", "kvm_mmu_paging_element", true, false, false, false,
-	 TP_PROGS(kvm_mmu_paging_element), false, false, -1},
+	 TP_PROGS(kvm_mmu_paging_element), false, 0, -1, -1},
 	/* every counted fault's outcome and duration, where kernel-patches/ adds it */
 	{"kvmmmu", "kvm_mmu_page_fault_done", false, true, false, false,
-	 TP_PROGS(kvm_mmu_page_fault_done), false, false, -1},
-	{"kvm", "kvm_page_fault", false, false, false, false, TP_PROGS(kvm_page_fault), true, false,
-	 KVMMMU_PF_EXITS},
+	 TP_PROGS(kvm_mmu_page_fault_done), false, 0, -1, -1},
+	{"kvm", "kvm_page_fault", false, false, false, false, TP_PROGS(kvm_page_fault), true, 0,
+	 KVMMMU_PF_EXITS, -1},
 	/* end the faults of page-fault exits that requested no SPTE (tracepoint model) */
-	{"kvm", "kvm_emulate_insn", false, false, false, false, TP_PROGS(kvm_emulate_insn), true,
-	 false, -1},
+	{"kvm", "kvm_emulate_insn", false, false, false, false, TP_PROGS(kvm_emulate_insn), true, 0,
+	 -1, -1},
 	{"kvm", "kvm_userspace_exit", false, false, false, false, TP_PROGS(kvm_userspace_exit),
-	 true, true, -1},
+	 true, MODEL_NEEDED_DONE, -1, -1},
 	/* frees exited threads' entries */
 	{"sched", "sched_process_exit", false, false, false, false, TP_PROGS(sched_process_exit),
-	 false, false, -1},
+	 false, 0, -1, -1},
 	/* a command's children join the filter: sudo, timeout, a wrapper script */
 	{"sched", "sched_process_fork", false, false, true, false, TP_PROGS(sched_process_fork),
-	 false, false, -1},
+	 false, 0, -1, -1},
 	/* --stack: a slow fault's waits off the CPU, and their stacks */
-	{"sched", "sched_switch", false, false, false, true, TP_PROGS(sched_switch), false, false,
+	{"sched", "sched_switch", false, false, false, true, TP_PROGS(sched_switch), false, 0, -1,
 	 -1},
 };
 
@@ -194,6 +196,40 @@ static bool is_handler(size_t i)
 	return faults_functions[i].defines_outcome && faults_functions[i].ret_arg >= 0;
 }
 
+const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name)
+{
+	for (size_t i = 0; i < fs->n_probes; i++)
+		if (!strcmp(fs->probes[i].name, name))
+			return &fs->probes[i];
+	return NULL;
+}
+
+static bool attached(const struct faults_source *fs, const char *name)
+{
+	const struct probe_status *p = faults_source_probe(fs, name);
+
+	return p && p->kind != ATTACH_NONE;
+}
+
+/*
+ * Tracepoint I is the tracepoint model's, and what it gives is had from the
+ * handlers' returns (OUTCOME_FUNCS) or the done event (DONE), and no event
+ * count or phase asked for needs it.
+ */
+static bool model_event_unneeded(const struct faults_source *fs, size_t i, bool outcome_funcs,
+				 bool done)
+{
+	const struct faults_tp_point *t = &faults_tracepoints[i];
+
+	if (!t->model || (!outcome_funcs && !(done && !(t->needed_by & MODEL_NEEDED_DONE))))
+		return false;
+	if (fs->opts->phases && (t->needed_by & MODEL_NEEDED_PHASES))
+		return false;
+	if (outcome_funcs && !fs->has_pf_fast && (t->needed_by & MODEL_NEEDED_NO_PF_FAST))
+		return false;
+	return t->counter < 0 || fs->opts->event_counts_off;
+}
+
 void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAULTS_N_FUNC],
 		 const bool raw_only[FAULTS_N_TP])
 {
@@ -245,9 +281,7 @@ void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAUL
 			snprintf(p->why, sizeof(p->why), "not needed: no command to follow");
 		} else if (faults_tracepoints[i].stacks && !p->wanted) {
 			snprintf(p->why, sizeof(p->why), "not needed: no --stack");
-		} else if (faults_tracepoints[i].model &&
-			   (outcome_funcs || (done && !faults_tracepoints[i].done_needs)) &&
-			   (faults_tracepoints[i].counter < 0 || fs->opts->event_counts_off)) {
+		} else if (model_event_unneeded(fs, i, outcome_funcs, done)) {
 			p->wanted = false;
 			snprintf(p->why, sizeof(p->why), "not needed: %s gives outcomes%s",
 				 outcome_funcs ? "each handler's return"
@@ -283,6 +317,7 @@ void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAUL
 		if (!strcmp(faults_functions[i].func, "direct_page_fault"))
 			ro->direct_probed = func_kind[i] != ATTACH_NONE;
 	ro->handler_entries = handler_entries_needed(fs);
+	ro->fast_at_return = outcome_funcs && fs->has_pf_fast;
 	ro->pf_exit_rsvd_is_mmio = !sysinfo_vmx_ept();
 	ro->done_event = fs->done_event;
 	ro->filter_pids = fs->opts->filter_pids;
@@ -304,21 +339,6 @@ void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAUL
 	ro->region_shift = fs->opts->region_shift;
 }
 
-const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name)
-{
-	for (size_t i = 0; i < fs->n_probes; i++)
-		if (!strcmp(fs->probes[i].name, name))
-			return &fs->probes[i];
-	return NULL;
-}
-
-static bool attached(const struct faults_source *fs, const char *name)
-{
-	const struct probe_status *p = faults_source_probe(fs, name);
-
-	return p && p->kind != ATTACH_NONE;
-}
-
 /* --metric phases asked for the phases' probes. */
 static bool phases_on(const struct faults_source *fs, const char **why)
 {
@@ -329,7 +349,9 @@ static bool phases_on(const struct faults_source *fs, const char **why)
 bool faults_source_counted(const struct faults_source *fs, int counter)
 {
 	for (size_t i = 0; i < FAULTS_N_TP; i++)
-		if (faults_tracepoints[i].model && faults_tracepoints[i].counter == counter)
+		if (faults_tracepoints[i].model &&
+		    (faults_tracepoints[i].counter == counter ||
+		     faults_tracepoints[i].second_counter == counter))
 			return attached(fs, faults_tracepoints[i].event);
 	return true;
 }
@@ -346,9 +368,8 @@ bool faults_source_hist_available(const struct faults_source *fs, int hist, cons
 	/* both from the fault's start (kvm_mmu_page_fault), in function mode only */
 	case KVMMMU_HIST_FAST:
 		*why = "needs kvm_mmu_page_fault and the page-fault handlers (fentry or kprobe), "
-		       "and "
-		       "the fast_page_fault tracepoint";
-		return fs->func_mode && attached(fs, "fast_page_fault");
+		       "and KVM's pf_fast statistic or the fast_page_fault tracepoint";
+		return fs->func_mode && (fs->has_pf_fast || attached(fs, "fast_page_fault"));
 	case KVMMMU_HIST_SLOW:
 		*why = "needs kvm_mmu_page_fault and the page-fault handlers (fentry or kprobe)";
 		return fs->func_mode;

@@ -137,10 +137,10 @@ fi
 # fast_page_fault: not attachable unless kallsyms has the exact symbol.
 if grep -Eq '^[0-9a-f]+ [tT] fast_page_fault(\s|$)' /proc/kallsyms; then
 	check "check/fast_page_fault (exact symbol): tracepoint used instead" \
-		"got: $(line_of fast_page_fault)" has_line '^  fast_page_fault +not used .*tracepoint instead'
+		"got: $(line_of fast_page_fault)" has_line '^  fast_page_fault +not used .*tracepoint .*instead'
 else
 	check "check/fast_page_fault reported not attachable" "got: $(line_of fast_page_fault)" \
-		has_line '^  fast_page_fault +unavailable +not attachable: .*kvmmmu:fast_page_fault tracepoint instead'
+		has_line '^  fast_page_fault +unavailable +not attachable: .*kvmmmu:fast_page_fault tracepoint .*instead'
 fi
 
 # kvm_mmu_page_fault: what kallsyms and the kprobe PMU allow.

@@ -37,7 +37,7 @@ pid=$(awk -F, '!/^#/ && $5 == "kvm_stats" { print $2; exit }' "$TMP/l1.csv")
 agree populate "$TMP/h1.csv" "$TMP/l1.csv" "$pid" 2
 check hist/csv-valid "$("$CSVLINT" "$TMP/h1.csv" 2>&1)" "$CSVLINT" "$TMP/h1.csv"
 check hist/header-says-mode "no probe header: $(probes "$TMP/h1.out")" \
-	eval 'probes "$TMP/h1.out" | grep -q "^Probes: .*kvm_mmu_set_spte (tp_btf\|raw_tp)"'
+	eval 'probes "$TMP/h1.out" | grep -q "^Probes: .*kvm_mmu_spte_requested (tp_btf\|raw_tp)"'
 # wrapped: some twenty probes made one line of 900 characters
 check hist/probes-wrapped "$(grep -A30 '^Probes:' "$TMP/h1.out" | awk 'length > 100' | head -2)" \
 	eval '[ "$(awk "/^Probes:/ { p = 1 } p && !/^(Probes:|        )/ { p = 0 } p && length > 100" "$TMP/h1.out" | wc -l)" = 0 ] &&
@@ -432,7 +432,8 @@ for thp in thp 4k dirty; do
 	4k) largs=() ;;
 	dirty) largs=(--thp --dirty-log 1) ;;
 	esac
-	"$HIST" --csv "$TMP/lv-$thp.csv" -- "$LOAD" --vcpus 2 --mem 4M "${largs[@]}" \
+	# (events: sptes_prefetched, which function probes attach nothing for otherwise)
+	"$HIST" --metric default,events --csv "$TMP/lv-$thp.csv" -- "$LOAD" --vcpus 2 --mem 4M "${largs[@]}" \
 		--csv "$TMP/lv-$thp-load.csv" >"$TMP/lv-$thp.out" 2>&1
 	declare -A n=()
 	for m in faults sptes_prefetched level_requested_4k level_requested_2m level_requested_1g \

@@ -125,10 +125,16 @@ for mode in fentry kprobe tracepoint; do
 		check $g/outcomes-from-functions "$(grep '^Outcomes from' $T/$g.out)" \
 			grep -q '^Outcomes from: function return values' $T/$g.out
 		# the tracepoint model's own events are off without --metric events: not 0, absent
-		for m in page_fault_exits tdp_mmu_spte_changes guest_walks walker_errors; do
+		for m in page_fault_exits tdp_mmu_spte_changes guest_walks walker_errors \
+			sptes_set sptes_prefetched; do
 			check "$g/no-$m-row" "$(grep -c ",$m," $T/$g.csv) rows of $m" \
 				eval '! has_row $T/$g.csv $m'
 		done
+		# the installed levels come from the handler's return (levels_installed below)
+		check "$g/no-set-spte-probe" "$probes" eval '! echo "$probes" | grep -q "kvm_mmu_set_spte ("'
+		# ... and the fast path's fixes, by KVM's pf_fast (6.1 and 6.12 have it)
+		check "$g/no-fast-page-fault-probe" "$probes" \
+			eval '! echo "$probes" | grep -q "fast_page_fault (" && ! has_row $T/$g.csv fast_page_fault_calls'
 	fi
 	agree $g $T/$g.csv $T/$g-load.csv
 	if [ $mode = tracepoint ]; then outcomes $g $T/$g.csv; else paths $g $T/$g.csv; path_times $g $T/$g.csv; fi
@@ -235,7 +241,12 @@ if want hist-all; then
 		b=$(val $T/$g.csv bpf page_fault_exits $v) f=$(val $T/$g.csv bpf faults $v)
 		check $g/vcpu$v-page_fault_exits "page_fault_exits=$b, faults=$f" \
 			eval 'gt0 "$b" && [ "$b" -ge "$f" ]'
+		# ... kvm_mmu_set_spte among them: every installed level was an SPTE set
+		n=$(val $T/$g.csv bpf sptes_set $v) i=0
+		for l in 4k 2m 1g; do i=$((i + $(val $T/$g.csv bpf level_installed_$l $v))); done
+		check $g/vcpu$v-sptes-set "sptes_set=$n, installed levels $i" eval 'gt0 "$n" && [ "$n" -ge "$i" ]'
 	done
+	levels_installed $g $T/$g.csv
 	# every vCPU loads its MMU root on its first KVM_RUN (function probes on kvm_mmu_load)
 	for v in 0 1; do
 		b=$(val $T/$g.csv bpf root_loads $v) t=$(val $T/$g.csv bpf root_load_ns $v)

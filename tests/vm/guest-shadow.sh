@@ -29,6 +29,8 @@ if want shadow; then
 	if grep -qE '\[(always|madvise)\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null; then
 		traced $g/thp-dirty shadow-thp-dirty --probe-mode fentry -- --thp --dirty-log 1
 		agree $g/thp-dirty $T/shadow-thp-dirty.csv $T/shadow-thp-dirty-load.csv
+		# from the handlers' returns: a fixed fault's level, a write-protected one's not
+		levels_installed $g/thp-dirty $T/shadow-thp-dirty.csv
 		for v in 0 1; do
 			h=$(val $T/shadow-thp-dirty.csv bpf level_installed_2m $v)
 			d=$(val $T/shadow-thp-dirty.csv bpf level_not_huge_dirty_log $v)
