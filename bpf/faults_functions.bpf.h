@@ -55,6 +55,19 @@ static __always_inline int on_fault_entry(struct kvm_vcpu *vcpu, u64 cr2_or_gpa,
 	return 0;
 }
 
+/*
+ * fast_at_return: whether the fault's fast path fixed it (or found it
+ * spurious), as KVM counts that: fast_page_fault() adds to the vCPU's
+ * pf_fast then, and only then, and runs once a fault.
+ */
+static __always_inline bool fixed_on_fast_path(struct kvmmmu_thread_stats *s)
+{
+	struct kvm_vcpu *vcpu = (void *)s->st.fault_vcpu;
+
+	/* (more, not other: a debugfs write may zero the statistic meanwhile) */
+	return vcpu && BPF_CORE_READ(vcpu, stat.pf_fast) > s->st.pf_fast;
+}
+
 /* --slower: the fault took NS; its cr2_or_gpa is shadow paging's GVA, else the GPA. */
 static __always_inline void report_fault_slow(struct kvmmmu_thread_stats *s, __u64 ns)
 {
@@ -89,11 +102,13 @@ static __always_inline int on_fault_exit(void)
 	}
 	/*
 	 * A handler's exit lost (its fexit skipped, see on_fault_entry()) where
-	 * its entry is not probed to tell: the fast path or an SPTE request
-	 * shows it ran. Without them it looks like the MMIO exit below.
+	 * its entry is not probed to tell: the fast path (its tracepoint, or
+	 * KVM's pf_fast) or an SPTE request shows it ran. Without them it looks
+	 * like the MMIO exit below.
 	 */
 	if (!handler_entries && !s->st.handled &&
-	    (s->st.fast_resolved || s->st.pending || s->st.direct))
+	    (s->st.fast_resolved || s->st.pending || s->st.direct ||
+	     (fast_at_return && fixed_on_fast_path(s))))
 		__sync_fetch_and_add(&health.exits_lost, 1);
 	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
 	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
@@ -159,18 +174,6 @@ static __always_inline __u8 installed_level(struct kvmmmu_thread_stats *s,
 	if (fault)
 		return fault->goal_level;
 	return BPF_CORE_READ(request, goal_level);
-}
-
-/*
- * fast_at_return: whether the fault's fast path fixed it (or found it
- * spurious), as KVM counts that: fast_page_fault() adds to the vCPU's
- * pf_fast then, and only then, and runs once a fault.
- */
-static __always_inline bool fixed_on_fast_path(struct kvmmmu_thread_stats *s)
-{
-	struct kvm_vcpu *vcpu = (void *)s->st.fault_vcpu;
-
-	return vcpu && BPF_CORE_READ(vcpu, stat.pf_fast) != s->st.pf_fast;
 }
 
 /*
