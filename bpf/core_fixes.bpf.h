@@ -87,6 +87,24 @@ static __always_inline int vcpu_mmu_direct(struct kvm_vcpu *vcpu)
 	return BPF_CORE_READ_BITFIELD_PROBED(mmu, root_role.direct);
 }
 
+/* KVM's TDP page-fault handler; resolved by libbpf from kallsyms, 0 if KVM was not loaded. */
+extern const void kvm_tdp_page_fault __ksym __weak;
+
+/*
+ * Whether VCPU's faults are TDP faults (fault->is_tdp, as kvm_mmu_do_page_fault()
+ * decides it: its MMU's page_fault is kvm_tdp_page_fault), not the legacy
+ * MMU's nonpaging ones or shadow paging's. Without the symbol, a direct MMU's
+ * faults are taken for TDP ones (guest paging off under shadow paging aside,
+ * they are).
+ */
+static __always_inline bool vcpu_faults_tdp(struct kvm_vcpu *vcpu)
+{
+	if (!vcpu || vcpu_mmu_direct(vcpu) <= 0)
+		return false;
+	return !&kvm_tdp_page_fault ||
+	       (void *)BPF_CORE_READ(vcpu, arch.mmu, page_fault) == &kvm_tdp_page_fault;
+}
+
 /*
  * fault->is_tdp: struct kvm_page_fault came in 5.16 ("KVM: MMU: Introduce
  * struct kvm_page_fault", in the first KVM pull for 5.16; its commit was not

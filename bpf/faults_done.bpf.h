@@ -9,20 +9,22 @@
 /*
  * kvmmmu:kvm_mmu_page_fault_done (kernel-patches/: not in any kernel yet):
  * one event per fault KVM counts, with the outcome pf_fixed/pf_spurious/
- * pf_emulate count. The path is the tracepoint model's: the fast path if it
- * resolved the fault, else the MMU its SPTE request (or its exit, with no
- * request) named. START_NS is when kvm_mmu_do_page_fault() was called, 0 if
- * the event was enabled during the fault.
+ * pf_emulate count, the fault's GOAL_LEVEL and whether the fast path
+ * resolved it (FAST: KVM's pf_fast moved): its outcome, path and level need
+ * no other program. The slow path's MMU is the one its SPTE request named,
+ * if the request is traced, else the vCPU's MMU. START_NS is when
+ * kvm_mmu_do_page_fault() was called, 0 if the event was enabled during the
+ * fault.
  */
-static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, int ret,
-					 __u64 start_ns)
+static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, __u64 cr2_or_gpa, u64 error_code,
+					 int ret, __u64 start_ns, __u8 goal_level, bool fast)
 {
 	struct kvmmmu_thread_stats *s = thread();
 	enum kvmmmu_fault_path path;
 
 	if (!s || !armed)
 		return 0;
-	if (s->st.fast_resolved)
+	if (fast)
 		path = KVMMMU_FP_FAST;
 	else if (s->st.closed_path)
 		path = (s->st.closed_path - 1) & (KVMMMU_N_FAULT_PATHS - 1);
@@ -30,15 +32,27 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, 
 		path = kvmmmu_model_path(&s->st);
 	else if (s->st.exit_walked || !vcpu_mmu_direct(vcpu))
 		/*
-		 * No request: retried, or the guest's own #PF; the MMU it went
-		 * to says which (its page-fault exit is not traced here unless
-		 * the event counts are wanted)
+		 * No request (retried, or the guest's own #PF), or none traced
+		 * (no figure needs kvm_mmu_spte_requested): the MMU it went to
+		 * says which (its page-fault exit is not traced here unless the
+		 * event counts are wanted)
 		 */
 		path = KVMMMU_FP_SHADOW;
 	else
-		path = thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU : KVMMMU_FP_DIRECT;
+		path = vcpu_faults_tdp(vcpu) && thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU
+								     : KVMMMU_FP_DIRECT;
+	/*
+	 * A fault fixed off the fast path had its SPTE set at its goal level, in
+	 * every MMU (its request needs no program). A write-protected one's is
+	 * not counted: the event carries the emulation or retry it became
+	 * (csv.md).
+	 */
+	s->st.level_installed = ret == ret_pf_fixed && !fast ? goal_level : 0;
 	count_installed_level(s, ret);
 	s->st.level_installed = 0;
+	/* only direct MMUs take the fast path: CR2_OR_GPA is the GPA */
+	if (fast && region_shift)
+		count_region(s, cr2_or_gpa, -1);
 	s->st.access = kvmmmu_access_from_pferr(error_code); /* kvm_mmu_page_fault's */
 	count_fault(s);
 	s->counters[KVMMMU_PATH_FAST + path]++;
@@ -52,6 +66,7 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, 
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_FAULT], bpf_ktime_get_ns() - start_ns);
 	/* this fault is over: nothing of it may end the next one */
 	s->st.fast_resolved = 0;
+	s->st.level_requested = 0;
 	s->st.closed_path = 0;
 	s->st.pending = 0;
 	s->st.prefetch = 0;
@@ -61,7 +76,9 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, u64 error_code, 
 	s->st.tdp_changes = 0;
 	return 0;
 }
-TP_PAIR(kvm_mmu_page_fault_done, on_fault_done(vcpu, error_code, ret, start_ns),
-	struct kvm_vcpu *vcpu, gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns)
+TP_PAIR(kvm_mmu_page_fault_done,
+	on_fault_done(vcpu, cr2_or_gpa, error_code, ret, start_ns, goal_level, fast),
+	struct kvm_vcpu *vcpu, gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns,
+	u8 goal_level, bool fast)
 
 #endif

@@ -477,8 +477,11 @@ static __always_inline int on_fast_page_fault(struct kvm_page_fault *fault, int 
 	s->counters[KVMMMU_FAST_PF_CALLS]++;
 	/* a direct MMU's fault: the last guest walk was the emulator's, not this fault's */
 	s->st.walked = 0;
-	/* function probes, by the handler's return where it tells (on_handler_exit()) */
-	if (fast_at_return || (ret != ret_pf_fixed && ret != ret_pf_spurious))
+	/*
+	 * function probes, by the handler's return where it tells
+	 * (on_handler_exit()); the done event, always (on_fault_done())
+	 */
+	if (fast_at_return || done_event || (ret != ret_pf_fixed && ret != ret_pf_spurious))
 		return 0;
 	s->st.fast_resolved = 1;
 	if (region_shift) {
@@ -489,8 +492,6 @@ static __always_inline int on_fast_page_fault(struct kvm_page_fault *fault, int 
 			read_fault_raw(fault, &f);
 		count_region(s, f.addr, -1);
 	}
-	if (done_event)
-		return 0; /* kvm_mmu_page_fault_done counts it */
 	if (func_mode) {
 		count_fast_fix(s);
 	} else {

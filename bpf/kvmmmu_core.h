@@ -125,6 +125,7 @@ union kvm_mmu_page_role {
 };
 
 struct kvm_mmu {
+	void *page_fault; /* its fault handler: kvm_tdp_page_fault for TDP faults */
 	union kvm_mmu_page_role root_role; /* 5.19+ */
 };
 

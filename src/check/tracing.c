@@ -270,7 +270,12 @@ void check_carried(struct check_state *st)
 				      "not affected"
 				    : "TRACE_DEFINE_ENUM: tracefs prints RET_PF_* as numbers");
 	free(fmt);
-	if (tracefs_has_event("kvmmmu", "kvm_mmu_page_fault_done"))
+	if (tracefs_has_event("kvmmmu", "kvm_mmu_page_fault_done") &&
+	    !tracefs_event_has_field("kvmmmu", "kvm_mmu_page_fault_done", "goal_level"))
+		report_item("kvm_mmu_page_fault_done event", "old",
+			    "an older kernel-patches/ 0001 (no goal_level), which kvmmmu does not "
+			    "use: build the modules from this kernel-patches/");
+	else if (tracefs_has_event("kvmmmu", "kvm_mmu_page_fault_done"))
 		report_item("kvm_mmu_page_fault_done event", "yes",
 			    "every counted fault's outcome and duration in one event: kvmmmu's "
 			    "tracepoint mode counts outcomes from it and times whole faults");

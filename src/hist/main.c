@@ -198,6 +198,7 @@ static int setup(struct hist_run *r)
 		.memslot_off = !r->env.show[SECTION_MEMSLOT] &&
 			       !r->env.show[SECTION_HIST0 + KVMMMU_HIST_MEMSLOT],
 		.event_counts_off = !r->env.show[SECTION_EVENTS],
+		.levels_off = !r->env.show[SECTION_LEVELS],
 		.region_shift = !r->env.show[SECTION_REGIONS] ? 0
 				: r->env.region_shift	      ? r->env.region_shift
 							      : 30, /* 1 GiB */

@@ -184,6 +184,7 @@ int session_open(struct session *s, const struct session_opts *opts)
 		.slow_stacks = opts->slower_ns && opts->slow_stacks,
 		.memslot_off = opts->memslot_off,
 		.event_counts_off = opts->event_counts_off,
+		.levels_off = opts->levels_off,
 		.memslot_option = opts->memslot_option,
 		.phases_option = opts->phases_option,
 		.region_shift = opts->region_shift,

@@ -35,6 +35,8 @@ struct session_opts {
 	/* the tracepoint event counts (kvmmmu-hist --metric events) are not wanted: with function
 	   probes or the done event, the tracepoints only the tracepoint model needs stay off */
 	bool event_counts_off;
+	/* no mapping levels requested or why not huge (the done event may skip their event) */
+	bool levels_off;
 	/* the tool's options that turn the memslot figures and the phases on, named where their
 	   probes are off; NULL: kvmmmu-hist's "--metric memslot", "--metric phases" */
 	const char *memslot_option, *phases_option;

@@ -36,6 +36,8 @@ struct collector_opts {
 	bool memslot_off;  /* no memslot figures: kvm_vcpu_gfn_to_memslot is not probed */
 	/* no event counts: function probes and the done event attach no model-only tracepoint */
 	bool event_counts_off;
+	/* no levels requested, why not huge: the done event attaches no kvm_mmu_spte_requested */
+	bool levels_off;
 	/* the options that turn them and the phases on (session_opts); NULL: --metric's */
 	const char *memslot_option, *phases_option;
 	unsigned int region_shift; /* --metric regions: log2 of a region's size; 0: off */

@@ -146,13 +146,18 @@ struct faults_tp_point {
 
 /* What a model event gives that function probes or the done event do not (needed_by). */
 enum {
-	/* the done event: shadow paging's path and walk-to-SPTE time, the walk's end for
-	   the mmu_lock object, the level a fault's SPTE was set at */
+	/* the done event: shadow paging's path, the walk's end for the mmu_lock object */
 	MODEL_NEEDED_DONE = 1 << 0,
 	/* --metric phases: the map phase's end */
 	MODEL_NEEDED_PHASES = 1 << 1,
 	/* function probes on a kernel without KVM's pf_fast statistic: the fast path's fixes */
 	MODEL_NEEDED_NO_PF_FAST = 1 << 2,
+	/* the done event with --slower: its slow faults, timed from the walk to the SPTE */
+	MODEL_NEEDED_DONE_SLOWER = 1 << 3,
+	/* function probes, always: the request's fault, whose level the return reads */
+	MODEL_NEEDED_FUNCS = 1 << 4,
+	/* the levels requested and why not huge, and --metric regions' slow faults */
+	MODEL_NEEDED_LEVELS = 1 << 5,
 };
 
 /*

@@ -44,14 +44,24 @@ const struct faults_tp_point faults_tracepoints[] = {
 	 TP_PROGS(kvm_mmu_pagetable_walk), true, MODEL_NEEDED_DONE, KVMMMU_GUEST_WALKS, -1},
 	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, false,
 	 TP_PROGS(kvm_mmu_walker_error), true, MODEL_NEEDED_DONE, KVMMMU_WALKER_ERRORS, -1},
+	/*
+	 * the levels requested and why not huge, a slow fault's gfn and access;
+	 * the done event carries the rest
+	 */
 	{"kvmmmu", "kvm_mmu_spte_requested", false, false, false, false,
-	 TP_PROGS(kvm_mmu_spte_requested), false, 0, -1, -1},
-	/* the level a fault's SPTE was set at, else read at its handler's return (functions) */
+	 TP_PROGS(kvm_mmu_spte_requested), true,
+	 MODEL_NEEDED_FUNCS | MODEL_NEEDED_LEVELS | MODEL_NEEDED_PHASES | MODEL_NEEDED_DONE_SLOWER,
+	 KVMMMU_SPTE_REQUESTED, -1},
+	/*
+	 * the level a fault's SPTE was set at, else read at its handler's return
+	 * (functions) or carried by the done event
+	 */
 	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte), true,
-	 MODEL_NEEDED_DONE | MODEL_NEEDED_PHASES, KVMMMU_SPTES_SET, KVMMMU_SPTES_PREFETCHED},
-	/* the fast path's fixes, else told at the handler's return (KVM's pf_fast) */
+	 MODEL_NEEDED_PHASES | MODEL_NEEDED_DONE_SLOWER, KVMMMU_SPTES_SET, KVMMMU_SPTES_PREFETCHED},
+	/* the fast path's fixes, else told at the handler's return (KVM's pf_fast) or the done
+	   event */
 	{"kvmmmu", "fast_page_fault", false, false, false, false, TP_PROGS(fast_page_fault), true,
-	 MODEL_NEEDED_DONE | MODEL_NEEDED_NO_PF_FAST, KVMMMU_FAST_PF_CALLS, -1},
+	 MODEL_NEEDED_NO_PF_FAST, KVMMMU_FAST_PF_CALLS, -1},
 	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false, false,
 	 TP_PROGS(kvm_tdp_mmu_spte_changed), true, 0, KVMMMU_TDP_SPTE_CHANGES, -1},
 	{"kvmmmu", "handle_mmio_page_fault", false, false, false, false,
@@ -223,11 +233,30 @@ static bool model_event_unneeded(const struct faults_source *fs, size_t i, bool 
 
 	if (!t->model || (!outcome_funcs && !(done && !(t->needed_by & MODEL_NEEDED_DONE))))
 		return false;
+	if (outcome_funcs && (t->needed_by & MODEL_NEEDED_FUNCS))
+		return false;
+	if (!fs->opts->levels_off && (t->needed_by & MODEL_NEEDED_LEVELS))
+		return false;
+	if (fs->opts->region_shift && (t->needed_by & MODEL_NEEDED_LEVELS))
+		return false; /* the slow path's regions, from the request's gfn */
 	if (fs->opts->phases && (t->needed_by & MODEL_NEEDED_PHASES))
+		return false;
+	if (done && fs->opts->slower_ns && (t->needed_by & MODEL_NEEDED_DONE_SLOWER))
 		return false;
 	if (outcome_funcs && !fs->has_pf_fast && (t->needed_by & MODEL_NEEDED_NO_PF_FAST))
 		return false;
 	return t->counter < 0 || fs->opts->event_counts_off;
+}
+
+/*
+ * The done event as kernel-patches/ 0001 has it now, with the fault's goal
+ * level and fast path; the first version's (no goal_level) would need the
+ * tracepoints the done event now replaces, and its programs would not load.
+ */
+static bool done_event_usable(const struct faults_tp_point *t)
+{
+	return tracefs_has_event(t->group, t->event) &&
+	       tracefs_event_has_field(t->group, t->event, "goal_level");
 }
 
 void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAULTS_N_FUNC],
@@ -259,8 +288,7 @@ void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAUL
 	}
 	/* the done event ends faults where the kernel has it and no function probe does */
 	for (size_t i = 0; i < FAULTS_N_TP && !outcome_funcs; i++)
-		if (faults_tracepoints[i].patched &&
-		    tracefs_has_event(faults_tracepoints[i].group, faults_tracepoints[i].event))
+		if (faults_tracepoints[i].patched && done_event_usable(&faults_tracepoints[i]))
 			done = true;
 	for (size_t i = 0; i < FAULTS_N_TP; i++) {
 		struct probe_status *p = &fs->probes[fs->n_probes++];
@@ -299,6 +327,11 @@ void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAUL
 			p->wanted = false;
 			snprintf(p->why, sizeof(p->why),
 				 "not in this kernel (kernel-patches/ adds it)");
+		} else if (faults_tracepoints[i].patched &&
+			   !done_event_usable(&faults_tracepoints[i])) {
+			p->wanted = false;
+			snprintf(p->why, sizeof(p->why),
+				 "an older kernel-patches/ 0001 without goal_level: not used");
 		} else if (!p->wanted && fs->opts->phases) {
 			snprintf(p->why, sizeof(p->why),
 				 "not needed: function probes time the walk");
@@ -418,7 +451,10 @@ bool faults_source_hist_available(const struct faults_source *fs, int hist, cons
 			*why = "not measured with function probes: fault_ns times the whole fault";
 			return false;
 		}
-		*why = "needs kvm_mmu_pagetable_walk and kvm_mmu_set_spte";
+		*why = fs->done_event
+			       ? "not measured with the done event unless --slower: fault_ns "
+				 "times the whole fault"
+			       : "needs kvm_mmu_pagetable_walk and kvm_mmu_set_spte";
 		return attached(fs, "kvm_mmu_pagetable_walk") && attached(fs, "kvm_mmu_set_spte");
 	}
 	*why = "unknown histogram";

@@ -54,6 +54,20 @@ char *tracefs_read_format(const char *group, const char *event)
 	return buf;
 }
 
+bool tracefs_event_has_field(const char *group, const char *event, const char *field)
+{
+	char *fmt = tracefs_read_format(group, event), needle[128];
+	bool has;
+
+	if (!fmt)
+		return false;
+	/* "field:TYPE NAME;" */
+	snprintf(needle, sizeof(needle), " %s;", field);
+	has = strstr(fmt, needle) != NULL;
+	free(fmt);
+	return has;
+}
+
 bool tracefs_has_event(const char *group, const char *event)
 {
 	const char *dir = tracefs_dir();

@@ -110,6 +110,16 @@ if want patches; then
 				k=$(val $T/patches-load.csv kvm_stats "${pair#*:}" $v)
 				check "$g/vcpu$v-events-$r-equal-${pair#*:}" "events $n, KVM ${pair#*:} $k" eq "$n" "$k"
 			done
+			# the event says which faults the lockless fast path resolved: KVM's pf_fast
+			n=$(awk -v v=$v '{ for (i = 1; i < NF; i++) { if ($i == "vcpu") c = $(i + 1); if ($i == "fast") f = $(i + 1) } }
+				c == v && f == 1 { n++ } END { print n + 0 }' $T/patches-events.txt)
+			k=$(val $T/patches-load.csv kvm_stats pf_fast $v)
+			check "$g/vcpu$v-events-fast-equal-pf_fast" "events with fast 1: $n, KVM pf_fast $k" \
+				eval 'eq "$n" "$k" && gt0 "$n"'
+			# ... and each fixed one's goal level: 4 KiB, 2 MiB or 1 GiB, never none
+			n=$(awk -v v=$v '{ for (i = 1; i < NF; i++) { if ($i == "vcpu") c = $(i + 1); if ($i == "ret") o = $(i + 1); if ($i == "goal_level") l = $(i + 1) } }
+				c == v && o == "fixed" && (l < 1 || l > 3) { n++ } END { print n + 0 }' $T/patches-events.txt)
+			check "$g/vcpu$v-events-fixed-goal_level" "fixed faults with no goal level: $n" is0 "$n"
 		done
 		d=$(awk '{ for (i = 1; i < NF; i++) if ($i == "duration") { s += $(i + 1); n++ } } END { print (n ? int(s / n) : 0) }' \
 			$T/patches-events.txt)
@@ -132,10 +142,42 @@ if want patches; then
 		paths $g/hist-tracepoint $T/patches-hist.csv
 		# colliding faults: the TDP MMU's spurious ones set no level; the done event says which
 		levels_installed $g/hist-tracepoint $T/patches-hist.csv
+		# the fast path's fixes by the event, and the levels at 4 KiB
+		for v in 0 1; do
+			n=$(val $T/patches-hist.csv bpf path_fast $v)
+			k=$(val $T/patches-hist-load.csv kvm_stats pf_fast $v)
+			check "$g/hist-tracepoint/vcpu$v-path_fast-equal-pf_fast" "bpf path_fast=$n, KVM pf_fast=$k" \
+				eval 'eq "$n" "$k" && gt0 "$n"'
+		done
+		# the done event carries the level and the fast path: one program a fault
+		# besides the slow path's SPTE request, no kvm_mmu_set_spte, no fast_page_fault
+		probes=$(probes $T/patches-hist.out)
+		check $g/hist-tracepoint/no-set-spte-probe "$probes" eval '! echo "$probes" | grep -q "kvm_mmu_set_spte ("'
+		check $g/hist-tracepoint/no-fast-page-fault-probe "$probes" \
+			eval '! echo "$probes" | grep -q "fast_page_fault ("'
 		# the tracepoint model's events the done event makes needless are off: absent, not 0
-		for m in page_fault_exits tdp_mmu_spte_changes mmio_faults; do
+		for m in page_fault_exits tdp_mmu_spte_changes mmio_faults sptes_set sptes_prefetched \
+			fast_page_fault_calls; do
 			check "$g/hist-tracepoint/no-$m-row" "$(grep -c ",$m," $T/patches-hist.csv) rows of $m" \
 				eval '! has_row $T/patches-hist.csv $m'
+		done
+		# fault accounting alone (outcomes and paths): the done event is the one program
+		# a fault; the slow path's MMU is the vCPU's (TDP MMU here), not a request's
+		g2=$g/hist-accounting
+		traced $g2 patches-acct --probe-mode tracepoint --metric outcomes,paths -- --shared --dirty-log 1
+		agree $g2 $T/patches-acct.csv $T/patches-acct-load.csv
+		paths $g2 $T/patches-acct.csv
+		probes=$(probes $T/patches-acct.out)
+		check $g2/no-spte-requested-probe "$probes" \
+			eval '! echo "$probes" | grep -q "kvm_mmu_spte_requested ("'
+		for v in 0 1; do
+			n=$(val $T/patches-acct.csv bpf path_fast $v)
+			k=$(val $T/patches-acct-load.csv kvm_stats pf_fast $v)
+			check "$g2/vcpu$v-path_fast-equal-pf_fast" "bpf path_fast=$n, KVM pf_fast=$k" eq "$n" "$k"
+			n=$(val $T/patches-acct.csv bpf path_tdp_mmu $v)
+			k=$(val $T/patches-acct.csv bpf path_direct $v)
+			check "$g2/vcpu$v-slow-path-tdp-mmu" "path_tdp_mmu=$n, path_direct=${k:-0}" \
+				eval 'gt0 "$n" && is0 "${k:-0}"'
 		done
 		if [ -n "$hp" ] && has_patch Recover-TDP-MMU-huge-pages; then
 			check $g/check-sees-huge-page-recovery "$(line_of $T/patches-check.out 'huge pages recovered in place')" \
