@@ -3,7 +3,7 @@
  * Fault accounting: counts, RET_PF_* outcomes, paths and latencies of KVM MMU
  * faults, per thread (user space folds threads into vCPUs and VMs).
  *
- * Two sources, chosen by user space before load:
+ * Three sources, chosen by user space before load:
  *  - function probes (fentry/fexit, or kprobe/kretprobe) on kvm_mmu_page_fault,
  *    the page-fault handlers, direct_page_fault and kvm_vcpu_gfn_to_memslot
  *    give exact RET_PF_* values and handler times;
@@ -12,8 +12,11 @@
  *    RET_PF_FIXED, mark_mmio_spte RET_PF_EMULATE, nothing before the next
  *    fault RET_PF_SPURIOUS (mmu_set_spte() finds the SPTE already right);
  *    where the backend traces its page-fault exits (kvm:kvm_page_fault), an
- *    exit whose fault never requested an SPTE was retried (see on_exit).
- * Every handler does one map lookup; nothing goes through a ring buffer.
+ *    exit whose fault never requested an SPTE was retried (see on_exit);
+ *  - with tracepoints, kvmmmu:kvm_mmu_page_fault_done where KVM is built from
+ *    kernel-patches/: one event a fault, with its outcome, goal level and
+ *    whether the fast path resolved it (faults_done.bpf.h).
+ * Every handler does one map lookup; only --slower's records go through a ring buffer.
  */
 #include "kvmmmu_core.h"
 #include <bpf/bpf_helpers.h>
@@ -26,6 +29,7 @@
 
 /* the state every model shares, then the three models (user space picks one before load) */
 #include "faults_state.bpf.h"
+#include "faults_view.bpf.h"
 #include "faults_tracepoints.bpf.h"
 #include "faults_done.bpf.h"
 #include "faults_functions.bpf.h"

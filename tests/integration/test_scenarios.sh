@@ -11,7 +11,7 @@
 # table or write-protected page, a handler's error return).
 source "$(dirname "$0")/../lib.sh"
 
-CASES=25 # bpfscenarios' PASS/FAIL lines: a case that did not run fails below
+CASES=26 # bpfscenarios' PASS/FAIL lines: a case that did not run fails below
 
 "$BUILD/tests/tools/bpfscenarios" >"$TMP/scenarios.out" 2>&1
 rc=$?

@@ -94,12 +94,22 @@ static int run3(struct bpf_program *prog, __u64 a0, __u64 a1, __u64 a2)
 	return run_args(prog, args, 3);
 }
 
-/* kvmmmu:kvm_mmu_page_fault_done (kernel-patches/): vcpu, cr2_or_gpa, error_code, ret, start_ns */
+/*
+ * kvmmmu:kvm_mmu_page_fault_done (kernel-patches/): vcpu, cr2_or_gpa, error_code, ret,
+ * start_ns, goal_level, fast
+ */
+static int run_done_at(struct bpf_program *prog, __u64 ret, __u64 start_ns, __u64 goal_level,
+		       __u64 fast)
+{
+	__u64 args[7] = {0, 0x1000, 0, ret, start_ns, goal_level, fast};
+
+	return run_args(prog, args, 7);
+}
+
+/* ... a 4 KiB fault off the fast path */
 static int run_done(struct bpf_program *prog, __u64 ret, __u64 start_ns)
 {
-	__u64 args[5] = {0, 0x1000, 0, ret, start_ns};
-
-	return run_args(prog, args, 5);
+	return run_done_at(prog, ret, start_ns, 1, 0);
 }
 
 static int run(struct bpf_program *prog, __u64 lock, __u64 arg)
@@ -849,6 +859,30 @@ static int fault_scenarios(void)
 		(unsigned long long)s.counters[KVMMMU_FAULTS],
 		(unsigned long long)s.ret_pf[KVMMMU_RET_PF_ERROR],
 		(unsigned long long)skel->bss->health.bad_ret);
+	faults_bpf__destroy(skel);
+
+	/*
+	 * the done event's fields: a fault the fast path fixed set no SPTE of
+	 * its own; one fixed off it set its SPTE at its goal level; a retried
+	 * one set none, whatever its goal level
+	 */
+	if (setup_faults(&skel, 1) ||
+	    run_done_at(skel->progs.kvm_mmu_page_fault_done_raw, RET_PF_FIXED, 0, 1, 1) ||
+	    run_done_at(skel->progs.kvm_mmu_page_fault_done_raw, RET_PF_FIXED, 0, 2, 0) ||
+	    run_done_at(skel->progs.kvm_mmu_page_fault_done_raw, RET_PF_RETRY, 0, 1, 0))
+		goto err;
+	thread_figures(skel, &s);
+	expectf("done/fast-path-and-goal-level",
+		s.counters[KVMMMU_FAULTS] == 3 && s.counters[KVMMMU_PATH_FAST] == 1 &&
+			s.counters[KVMMMU_PATH_DIRECT] == 2 &&
+			s.counters[KVMMMU_LEVEL_INSTALLED_2M] == 1 &&
+			s.counters[KVMMMU_LEVEL_INSTALLED_4K] == 0,
+		"faults %llu, path_fast %llu, path_direct %llu, level_installed 2m %llu, 4k %llu",
+		(unsigned long long)s.counters[KVMMMU_FAULTS],
+		(unsigned long long)s.counters[KVMMMU_PATH_FAST],
+		(unsigned long long)s.counters[KVMMMU_PATH_DIRECT],
+		(unsigned long long)s.counters[KVMMMU_LEVEL_INSTALLED_2M],
+		(unsigned long long)s.counters[KVMMMU_LEVEL_INSTALLED_4K]);
 	faults_bpf__destroy(skel);
 	kcell_bpf__destroy(k.skel);
 	return 0;
