@@ -11,8 +11,7 @@
  * one event per fault KVM counts, with the outcome pf_fixed/pf_spurious/
  * pf_emulate count, the fault's GOAL_LEVEL and whether the fast path
  * resolved it (FAST: KVM's pf_fast moved): its outcome, path and level need
- * no other program. The slow path's MMU is the one its SPTE request named,
- * if the request is traced, else the vCPU's MMU. START_NS is when
+ * no other program, nor does its path. START_NS is when
  * kvm_mmu_do_page_fault() was called, 0 if the event was enabled during the
  * fault.
  */
@@ -24,19 +23,14 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, __u64 cr2_or_gpa
 
 	if (!s || !armed)
 		return 0;
+	/*
+	 * The MMU a fault off the fast path went to is the vCPU's, as
+	 * kvm_mmu_do_page_fault() chooses it: no event on the fault's way is
+	 * needed to tell
+	 */
 	if (fast)
 		path = KVMMMU_FP_FAST;
-	else if (s->st.closed_path)
-		path = (s->st.closed_path - 1) & (KVMMMU_N_FAULT_PATHS - 1);
-	else if (s->st.pending && !s->st.prefetch) /* a prefetch left unset is no fault's */
-		path = kvmmmu_model_path(&s->st);
-	else if (s->st.exit_walked || !vcpu_mmu_direct(vcpu))
-		/*
-		 * No request (retried, or the guest's own #PF), or none traced
-		 * (no figure needs kvm_mmu_spte_requested): the MMU it went to
-		 * says which (its page-fault exit is not traced here unless the
-		 * event counts are wanted)
-		 */
+	else if (!vcpu_mmu_direct(vcpu))
 		path = KVMMMU_FP_SHADOW;
 	else
 		path = vcpu_faults_tdp(vcpu) && thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU
@@ -67,7 +61,6 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, __u64 cr2_or_gpa
 	/* this fault is over: nothing of it may end the next one */
 	s->st.fast_resolved = 0;
 	s->st.level_requested = 0;
-	s->st.closed_path = 0;
 	s->st.pending = 0;
 	s->st.prefetch = 0;
 	s->st.exit_pending = 0;

@@ -397,17 +397,9 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 		return;
 	}
 	path = kvmmmu_model_path(&s->st);
-	if (done_event) {
-		s->st.closed_path = path + 1; /* kvm_mmu_page_fault_done counts it */
-	} else if (path == KVMMMU_FP_TDP_MMU) {
-		s->counters[KVMMMU_PATH_TDP_MMU]++;
-		count_ret(s, ret, KVMMMU_FP_TDP_MMU);
-	} else if (path == KVMMMU_FP_SHADOW) {
-		s->counters[KVMMMU_PATH_SHADOW]++;
-		count_ret(s, ret, KVMMMU_FP_SHADOW);
-	} else {
-		s->counters[KVMMMU_PATH_DIRECT]++;
-		count_ret(s, ret, KVMMMU_FP_DIRECT);
+	if (!done_event) { /* else kvm_mmu_page_fault_done counts it */
+		s->counters[KVMMMU_PATH_FAST + path]++;
+		count_ret(s, ret, path);
 	}
 	if (now && s->st.walked && s->st.walk_ts) {
 		kvmmmu_hist_add(&s->hist[KVMMMU_HIST_WALK_TO_SPTE], now - s->st.walk_ts);

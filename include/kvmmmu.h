@@ -128,7 +128,6 @@ struct kvmmmu_fault_state {
 	__u32 timed;	     /* --sample: this fault is timed (its clock reads, its lock waits) */
 	__u32 in_handler;    /* inside a page-fault handler (its entry probed: handler_entries) */
 	__u32 handled;	     /* a handler ended in this kvm_mmu_page_fault: a fault KVM counts */
-	__u32 closed_path;   /* kvm_mmu_page_fault_done mode: the model's path + 1 (0: none yet) */
 	__u32 pre_lookups;   /* memslot lookups in kvm_mmu_page_fault before a handler: the
 				fault's if one follows, else an MMIO exit's emulation */
 	__u64 pre_lookup_ns; /* ... the last one's duration, if timed */

@@ -146,8 +146,12 @@ struct faults_tp_point {
 
 /* What a model event gives that function probes or the done event do not (needed_by). */
 enum {
-	/* the done event: shadow paging's path, the walk's end for the mmu_lock object */
-	MODEL_NEEDED_DONE = 1 << 0,
+	/*
+	 * the done event with the mmu_lock figures, the phases or --slower: the
+	 * guest walk and its end (a fault's lock waits, its walk phase, its
+	 * walk-to-SPTE time)
+	 */
+	MODEL_NEEDED_DONE_WALK = 1 << 0,
 	/* --metric phases: the map phase's end */
 	MODEL_NEEDED_PHASES = 1 << 1,
 	/* function probes on a kernel without KVM's pf_fast statistic: the fast path's fixes */

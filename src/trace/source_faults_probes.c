@@ -41,9 +41,9 @@
 /* Tracepoints, in the order the header line lists them. */
 const struct faults_tp_point faults_tracepoints[] = {
 	{"kvmmmu", "kvm_mmu_pagetable_walk", false, false, false, false,
-	 TP_PROGS(kvm_mmu_pagetable_walk), true, MODEL_NEEDED_DONE, KVMMMU_GUEST_WALKS, -1},
+	 TP_PROGS(kvm_mmu_pagetable_walk), true, MODEL_NEEDED_DONE_WALK, KVMMMU_GUEST_WALKS, -1},
 	{"kvmmmu", "kvm_mmu_walker_error", false, false, false, false,
-	 TP_PROGS(kvm_mmu_walker_error), true, MODEL_NEEDED_DONE, KVMMMU_WALKER_ERRORS, -1},
+	 TP_PROGS(kvm_mmu_walker_error), true, MODEL_NEEDED_DONE_WALK, KVMMMU_WALKER_ERRORS, -1},
 	/*
 	 * the levels requested and why not huge, a slow fault's gfn and access;
 	 * the done event carries the rest
@@ -79,7 +79,7 @@ const struct faults_tp_point faults_tracepoints[] = {
 	{"kvm", "kvm_emulate_insn", false, false, false, false, TP_PROGS(kvm_emulate_insn), true, 0,
 	 -1, -1},
 	{"kvm", "kvm_userspace_exit", false, false, false, false, TP_PROGS(kvm_userspace_exit),
-	 true, MODEL_NEEDED_DONE, -1, -1},
+	 true, MODEL_NEEDED_DONE_WALK, -1, -1},
 	/* frees exited threads' entries */
 	{"sched", "sched_process_exit", false, false, false, false, TP_PROGS(sched_process_exit),
 	 false, 0, -1, -1},
@@ -231,9 +231,12 @@ static bool model_event_unneeded(const struct faults_source *fs, size_t i, bool 
 {
 	const struct faults_tp_point *t = &faults_tracepoints[i];
 
-	if (!t->model || (!outcome_funcs && !(done && !(t->needed_by & MODEL_NEEDED_DONE))))
+	if (!t->model || (!outcome_funcs && !done))
 		return false;
 	if (outcome_funcs && (t->needed_by & MODEL_NEEDED_FUNCS))
+		return false;
+	if (done && (t->needed_by & MODEL_NEEDED_DONE_WALK) &&
+	    (fs->opts->lock || fs->opts->phases || fs->opts->slower_ns))
 		return false;
 	if (!fs->opts->levels_off && (t->needed_by & MODEL_NEEDED_LEVELS))
 		return false;
@@ -381,6 +384,17 @@ static bool phases_on(const struct faults_source *fs, const char **why)
 
 bool faults_source_counted(const struct faults_source *fs, int counter)
 {
+	/* the levels requested and why not huge: an SPTE request's alone (the done event may skip
+	 * it) */
+	switch (counter) {
+	case KVMMMU_LEVEL_REQUESTED_4K:
+	case KVMMMU_LEVEL_REQUESTED_2M:
+	case KVMMMU_LEVEL_REQUESTED_1G:
+	case KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG:
+	case KVMMMU_LEVEL_NOT_HUGE_HOST:
+	case KVMMMU_LEVEL_NOT_HUGE_NX:
+		return attached(fs, "kvm_mmu_spte_requested");
+	}
 	for (size_t i = 0; i < FAULTS_N_TP; i++)
 		if (faults_tracepoints[i].model &&
 		    (faults_tracepoints[i].counter == counter ||
@@ -452,8 +466,8 @@ bool faults_source_hist_available(const struct faults_source *fs, int hist, cons
 			return false;
 		}
 		*why = fs->done_event
-			       ? "not measured with the done event unless --slower: fault_ns "
-				 "times the whole fault"
+			       ? "not measured with the done event by default: fault_ns times "
+				 "the whole fault"
 			       : "needs kvm_mmu_pagetable_walk and kvm_mmu_set_spte";
 		return attached(fs, "kvm_mmu_pagetable_walk") && attached(fs, "kvm_mmu_set_spte");
 	}

@@ -116,10 +116,10 @@ if want patches; then
 			k=$(val $T/patches-load.csv kvm_stats pf_fast $v)
 			check "$g/vcpu$v-events-fast-equal-pf_fast" "events with fast 1: $n, KVM pf_fast $k" \
 				eval 'eq "$n" "$k" && gt0 "$n"'
-			# ... and each fixed one's goal level: 4 KiB, 2 MiB or 1 GiB, never none
-			n=$(awk -v v=$v '{ for (i = 1; i < NF; i++) { if ($i == "vcpu") c = $(i + 1); if ($i == "ret") o = $(i + 1); if ($i == "goal_level") l = $(i + 1) } }
-				c == v && o == "fixed" && (l < 1 || l > 3) { n++ } END { print n + 0 }' $T/patches-events.txt)
-			check "$g/vcpu$v-events-fixed-goal_level" "fixed faults with no goal level: $n" is0 "$n"
+			# ... and the goal level of each fault fixed off it: 4 KiB, 2 MiB or 1 GiB, never none
+			n=$(awk -v v=$v '{ for (i = 1; i < NF; i++) { if ($i == "vcpu") c = $(i + 1); if ($i == "ret") o = $(i + 1); if ($i == "goal_level") l = $(i + 1); if ($i == "fast") f = $(i + 1) } }
+				c == v && o == "fixed" && f == 0 && (l < 1 || l > 3) { n++ } END { print n + 0 }' $T/patches-events.txt)
+			check "$g/vcpu$v-events-slow-fixed-goal_level" "faults fixed off the fast path with no goal level: $n" is0 "$n"
 		done
 		d=$(awk '{ for (i = 1; i < NF; i++) if ($i == "duration") { s += $(i + 1); n++ } } END { print (n ? int(s / n) : 0) }' \
 			$T/patches-events.txt)
@@ -261,6 +261,30 @@ if want patches; then
 			done
 			diff_runs roots-shadow
 		fi
+		# shadow paging (npt=0): the done event's slow faults are shadow paging's,
+		# the vCPU's MMU says so with or without the guest walk's events
+		grep -qx N /sys/module/kvm_amd/parameters/npt || reload_amd /kvmmmu/patched/kvm-amd.ko npt=0
+		check $g/patched-npt-0-shadow "npt=$(cat /sys/module/kvm_amd/parameters/npt)" \
+			grep -qx N /sys/module/kvm_amd/parameters/npt
+		for m in default acct; do
+			g2=$g/hist-shadow-$m
+			if [ $m = default ]; then
+				traced $g2 patches-shadow-$m --probe-mode tracepoint -- --dirty-log 1
+				levels_installed $g2 $T/patches-shadow-$m.csv
+			else
+				traced $g2 patches-shadow-$m --probe-mode tracepoint --metric outcomes,paths -- --dirty-log 1
+				probes=$(probes $T/patches-shadow-$m.out)
+				check $g2/no-walk-or-request-probe "$probes" \
+					eval '! echo "$probes" | grep -qE "kvm_mmu_pagetable_walk \(|kvm_mmu_spte_requested \("'
+			fi
+			agree $g2 $T/patches-shadow-$m.csv $T/patches-shadow-$m-load.csv
+			paths $g2 $T/patches-shadow-$m.csv
+			for v in 0 1; do
+				f=$(val $T/patches-shadow-$m.csv bpf faults $v)
+				n=$(val $T/patches-shadow-$m.csv bpf path_shadow $v)
+				check "$g2/vcpu$v-path_shadow" "path_shadow=$n of $f faults" eval 'gt0 "$n" && eq "$n" "$f"'
+			done
+		done
 		rmmod kvm_amd kvm
 		modprobe kvm_amd
 		check $g/stock-modules-back "$(modinfo -F filename kvm 2>&1)" test -c /dev/kvm
