@@ -10,8 +10,8 @@
  * kvmmmu:kvm_mmu_page_fault_done (kernel-patches/: not in any kernel yet):
  * one event per fault KVM counts, with the outcome pf_fixed/pf_spurious/
  * pf_emulate count, the fault's GOAL_LEVEL and whether the fast path
- * resolved it (FAST: KVM's pf_fast moved): its outcome, path and level need
- * no other program, nor does its path. START_NS is when
+ * resolved it (FAST: KVM's pf_fast moved): its outcome, level and path need
+ * no other program. START_NS is when
  * kvm_mmu_do_page_fault() was called, 0 if the event was enabled during the
  * fault.
  */

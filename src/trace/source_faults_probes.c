@@ -58,8 +58,7 @@ const struct faults_tp_point faults_tracepoints[] = {
 	 */
 	{"kvmmmu", "kvm_mmu_set_spte", false, false, false, false, TP_PROGS(kvm_mmu_set_spte), true,
 	 MODEL_NEEDED_PHASES | MODEL_NEEDED_DONE_SLOWER, KVMMMU_SPTES_SET, KVMMMU_SPTES_PREFETCHED},
-	/* the fast path's fixes, else told at the handler's return (KVM's pf_fast) or the done
-	   event */
+	/* the fast path's fixes, else told by the handler's return (pf_fast) or the done event */
 	{"kvmmmu", "fast_page_fault", false, false, false, false, TP_PROGS(fast_page_fault), true,
 	 MODEL_NEEDED_NO_PF_FAST, KVMMMU_FAST_PF_CALLS, -1},
 	{"kvmmmu", "kvm_tdp_mmu_spte_changed", false, false, false, false,
@@ -384,8 +383,7 @@ static bool phases_on(const struct faults_source *fs, const char **why)
 
 bool faults_source_counted(const struct faults_source *fs, int counter)
 {
-	/* the levels requested and why not huge: an SPTE request's alone (the done event may skip
-	 * it) */
+	/* the levels requested and why not huge: the SPTE request's, which may be left out */
 	switch (counter) {
 	case KVMMMU_LEVEL_REQUESTED_4K:
 	case KVMMMU_LEVEL_REQUESTED_2M:
