@@ -329,8 +329,7 @@ void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAUL
 			p->wanted = false;
 			snprintf(p->why, sizeof(p->why),
 				 "not in this kernel (kernel-patches/ adds it)");
-		} else if (faults_tracepoints[i].patched &&
-			   !done_event_usable(&faults_tracepoints[i])) {
+		} else if (faults_tracepoints[i].patched && !done) { /* its format, read above */
 			p->wanted = false;
 			snprintf(p->why, sizeof(p->why),
 				 "an older kernel-patches/ 0001 without goal_level: not used");
