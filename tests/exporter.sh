@@ -28,10 +28,12 @@ EXP=$BUILD/kvmmmu-exporter
 PY=/usr/bin/python3
 ROOT=$(cd "$TOOLS/../.." && pwd)
 pids=()
+# (in place of lib.sh's trap, whose $TMP holds a TLS key: removed here too)
 exporter_cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	rm -rf "$TMP"
 }
 trap exporter_cleanup EXIT
 

@@ -17,9 +17,19 @@ RESULTS=${KVMMMU_RESULTS:-$(mktemp /tmp/kvmmmu-results.XXXXXX)}
 what=${1:-all}
 [ $# -gt 0 ] && shift
 report() { echo "$*"; echo "$*" >>"$RESULTS"; }
+# Nothing left behind: the temporary directories (tests/lib.sh's) that
+# FILE made and did not remove, named in a failure, then removed.
+temp_dirs() { find /tmp -maxdepth 1 -name 'kvmmmu-test.*' -type d 2>/dev/null | sort; }
+left_behind() { # FILE BEFORE
+	local d
+	for d in $(comm -13 <(printf '%s\n' $2) <(temp_dirs)); do
+		report "FAIL $1: left $d behind"
+		rm -rf "$d"
+	done
+}
 
 run_unit() {
-	local t out rc line name
+	local t out rc line name before
 	for t in "$OUTPUT"/tests/test_*; do
 		[ -x "$t" ] || continue
 		name=unit/${t##*/}
@@ -40,7 +50,9 @@ run_unit() {
 	# shell-level unit tests (the TAP parser's, on recorded streams)
 	for t in tests/unit/test_*.sh; do
 		[ -f "$t" ] || continue
+		before=$(temp_dirs)
 		bash "$t" || report "FAIL unit/${t##*/}: script exited non-zero"
+		left_behind "unit/${t##*/}" "$before"
 	done
 }
 
@@ -150,7 +162,7 @@ start_guests() {
 }
 
 run_integration() {
-	local t rc before got p f s start
+	local t rc before got p f s start dirs
 	GUESTS_PID=
 	[ $# -gt 0 ] || set -- tests/integration/test_*.sh
 	plan_guests "$@"
@@ -162,9 +174,11 @@ run_integration() {
 		fi
 		echo "== ${t##*/}"
 		before=$(wc -l <"$RESULTS")
+		dirs=$(temp_dirs)
 		start=$SECONDS
 		bash "$t"
 		rc=$?
+		left_behind "${t##*/}" "$dirs"
 		# what this file reported: none at all means it checked nothing
 		got=$(tail -n +$((before + 1)) "$RESULTS")
 		p=$(grep -c '^PASS' <<<"$got")

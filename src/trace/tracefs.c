@@ -54,16 +54,32 @@ char *tracefs_read_format(const char *group, const char *event)
 	return buf;
 }
 
+bool tracefs_format_has_field(const char *fmt, const char *field)
+{
+	size_t len = strlen(field);
+
+	/* "\tfield:TYPE NAME;" or "NAME[N];": the name ends the declaration */
+	for (const char *p = strstr(fmt, "field:"); p; p = strstr(p + 1, "field:")) {
+		const char *end = strchr(p, ';'), *name;
+
+		if (!end)
+			break;
+		for (name = end; name > p && name[-1] != ' ' && name[-1] != ':'; name--)
+			;
+		if (!strncmp(name, field, len) && (name[len] == ';' || name[len] == '['))
+			return true;
+	}
+	return false;
+}
+
 bool tracefs_event_has_field(const char *group, const char *event, const char *field)
 {
-	char *fmt = tracefs_read_format(group, event), needle[128];
+	char *fmt = tracefs_read_format(group, event);
 	bool has;
 
 	if (!fmt)
 		return false;
-	/* "field:TYPE NAME;" */
-	snprintf(needle, sizeof(needle), " %s;", field);
-	has = strstr(fmt, needle) != NULL;
+	has = tracefs_format_has_field(fmt, field);
 	free(fmt);
 	return has;
 }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* RET_PF_* decoding: from BTF (built to match 6.1 and 6.12, and the running kernel's) and tracefs.
+/*
+ * RET_PF_* decoding: from BTF (built to match 6.1 and 6.12, and the running
+ * kernel's) and tracefs; an event format's fields (the done event's).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -142,12 +144,68 @@ static void tracefs_format(void **state)
 	assert_int_equal(ret_pf_from_format(&t, "name: x\n"), -ENOENT);
 }
 
+/*
+ * kernel-patches/ 0001's done event as tracefs shows it: the current one,
+ * with the fault's goal level and fast path, and the first one without
+ * them, which done-event mode must not use (kvmmmu-check: "old").
+ */
+#define DONE_FORMAT_HEAD                                                                           \
+	"name: kvm_mmu_page_fault_done\n"                                                          \
+	"ID: 1714\n"                                                                               \
+	"format:\n"                                                                                \
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"                     \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"             \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"                                 \
+	"\n"                                                                                       \
+	"\tfield:int vcpu_id;\toffset:8;\tsize:4;\tsigned:1;\n"                                    \
+	"\tfield:gpa_t cr2_or_gpa;\toffset:16;\tsize:8;\tsigned:0;\n"                              \
+	"\tfield:u64 error_code;\toffset:24;\tsize:8;\tsigned:0;\n"                                \
+	"\tfield:int ret;\toffset:32;\tsize:4;\tsigned:1;\n"                                       \
+	"\tfield:u64 duration_ns;\toffset:40;\tsize:8;\tsigned:0;\n"
+
+static const char done_format[] =
+	DONE_FORMAT_HEAD "\tfield:u8 goal_level;\toffset:48;\tsize:1;\tsigned:0;\n"
+			 "\tfield:bool fast;\toffset:49;\tsize:1;\tsigned:0;\n"
+			 "\n"
+			 "print fmt: \"vcpu %d gpa %llx error_code %s ret %s goal_level %u fast %d "
+			 "duration %llu ns\", REC->vcpu_id, REC->cr2_or_gpa, REC->goal_level, "
+			 "REC->fast, REC->duration_ns\n";
+
+static const char done_format_first[] =
+	DONE_FORMAT_HEAD "\n"
+			 "print fmt: \"vcpu %d gpa %llx error_code %s ret %s duration %llu ns\", "
+			 "REC->vcpu_id, REC->cr2_or_gpa, REC->duration_ns\n";
+
+static void format_fields(void **state)
+{
+	(void)state;
+	assert_true(tracefs_format_has_field(done_format, "goal_level"));
+	assert_true(tracefs_format_has_field(done_format, "fast"));
+	assert_true(tracefs_format_has_field(done_format, "vcpu_id"));
+	assert_true(tracefs_format_has_field(done_format, "common_pid"));
+	assert_false(tracefs_format_has_field(done_format_first, "goal_level"));
+	assert_false(tracefs_format_has_field(done_format_first, "fast"));
+	assert_true(tracefs_format_has_field(done_format_first, "duration_ns"));
+	/* a name in the print format, a prefix or a suffix of a field's, is no field */
+	assert_false(tracefs_format_has_field(done_format, "REC"));
+	assert_false(tracefs_format_has_field(done_format, "duration"));
+	assert_false(tracefs_format_has_field(done_format, "ns"));
+	assert_false(tracefs_format_has_field(done_format, "code"));
+	assert_false(tracefs_format_has_field(done_format, "offset"));
+	/* arrays ("NAME[N];") and an event with no fields */
+	assert_true(tracefs_format_has_field("\tfield:char comm[16];\toffset:8;\n", "comm"));
+	assert_false(tracefs_format_has_field("\tfield:char comm[16];\toffset:8;\n", "com"));
+	assert_false(tracefs_format_has_field("name: x\nformat:\n", "x"));
+	assert_false(tracefs_format_has_field("\tfield:int broken", "broken"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(decodes_6_1_layout),	    cmocka_unit_test(decodes_6_12_layout),
 		cmocka_unit_test(no_enumerators_is_enoent), cmocka_unit_test(running_kernel),
-		cmocka_unit_test(tracefs_format),
+		cmocka_unit_test(tracefs_format),	    cmocka_unit_test(format_fields),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
