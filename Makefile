@@ -57,7 +57,7 @@ TRACING_OBJS := $(RENDER_OBJS) $(SESSION_OBJS) $(TRACE_OBJS) $(CORE_OBJS) $(LIB_
 app_objs = $(patsubst src/%.c,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.c)) \
 	   $(patsubst src/%.S,$(OUTPUT)/obj/%.o,$(wildcard src/$(1)/*.S))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(wildcard tests/unit/test_*.c))
-TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(filter-out %.bpf.c,$(wildcard tests/tools/*.c)))
+TEST_TOOLS := $(patsubst tests/tools/%.c,$(OUTPUT)/tests/tools/%,$(filter-out %.bpf.c tests/tools/bpfscenarios_%.c,$(wildcard tests/tools/*.c)))
 
 .PHONY: all clean docs install deps test test-all test-pinned test-unit test-integration test-vm test-patches sanitize demo fuzz \
 	bench format check-format
@@ -146,8 +146,10 @@ $(OUTPUT)/tests/test_web_config: tests/unit/test_web_config.c $(OUTPUT)/obj/expo
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) -Isrc/exporter $(CFLAGS) $^ -lcmocka -lyaml -lcrypt -o $@
 
-# bpfscenarios runs the BPF objects' programs (BPF_PROG_TEST_RUN)
-$(OUTPUT)/tests/tools/bpfscenarios: $(OUTPUT)/skel/mmu_lock.skel.h $(OUTPUT)/skel/faults.skel.h \
+# bpfscenarios runs the BPF objects' programs (BPF_PROG_TEST_RUN): main() in
+# bpfscenarios.c, a bpfscenarios_*.c per group of cases (no tool of their own)
+$(OUTPUT)/tests/tools/bpfscenarios: $(wildcard tests/tools/bpfscenarios_*.c) tests/tools/bpfscenarios.h \
+	$(OUTPUT)/skel/mmu_lock.skel.h $(OUTPUT)/skel/faults.skel.h \
 	$(OUTPUT)/skel/kcell.skel.h $(OUTPUT)/obj/trace/kernel_btf.o
 
 # prombench renders a synthetic fleet as a scrape does: the render and core layers,
@@ -277,7 +279,7 @@ install: all
 	$(Q)sed 's|@SBINDIR@|$(BINDIR)|' dist/kvmmmu-exporter.service >$(DESTDIR)$(UNITDIR)/kvmmmu-exporter.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/kvmmmu-exporter.service
 
-FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.c tests/fuzz/*.c tests/vm/*.c \
+FORMATTED = $(wildcard src/*/*.[ch] include/*.h bpf/*.[ch] tests/unit/*.c tests/tools/*.[ch] tests/fuzz/*.c tests/vm/*.c \
 		       scripts/bench/*.c)
 
 format:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What a live kernel shows only by chance, driven with BPF_PROG_TEST_RUN
-# through kvmmmu's own BPF programs (tests/tools/bpfscenarios.c): no KVM
+# through kvmmmu's own BPF programs (tests/tools/bpfscenarios*.c): no KVM
 # needed, so every host runs them. An mmu_lock wait ends at its own
 # contention_end, not at a nested wait's for another lock (the qrwlock slow
 # path's wait_lock); which waits are a fault's (--sample, the emulator's
