@@ -68,41 +68,52 @@ static __always_inline bool vcpu_wants_to_run(struct kvm_vcpu *vcpu)
 	return BPF_CORE_READ((struct kvm_vcpu___wants_to_run *)vcpu, wants_to_run);
 }
 
-/*
- * Whether VCPU's faults go to a direct MMU (the TDP MMU or the legacy direct
- * one: TDP, or guest paging off) rather than to shadow paging:
- * vcpu->arch.mmu->root_role.direct (root_role since 5.19; its commit was not
- * checked here). -1: not known.
- */
-static __always_inline int vcpu_mmu_direct(struct kvm_vcpu *vcpu)
-{
-	struct kvm_mmu *mmu;
-
-	/* 6.12's tp_btf arguments may be NULL: no arithmetic on one before this test */
-	if (!vcpu)
-		return -1;
-	mmu = BPF_CORE_READ(vcpu, arch.mmu);
-	if (!bpf_core_field_exists(mmu->root_role) || !mmu)
-		return -1;
-	return BPF_CORE_READ_BITFIELD_PROBED(mmu, root_role.direct);
-}
-
 /* KVM's TDP page-fault handler; resolved by libbpf from kallsyms, 0 if KVM was not loaded. */
 extern const void kvm_tdp_page_fault __ksym __weak;
 
+/* The MMU a vCPU's faults go to, as kvm_mmu_do_page_fault() chooses it. */
+enum vcpu_fault_mmu {
+	VCPU_MMU_UNKNOWN, /* no vCPU, or a kernel before root_role */
+	VCPU_MMU_SHADOW,  /* shadow paging: its MMU is not direct */
+	VCPU_MMU_DIRECT,  /* the legacy direct MMU's nonpaging faults (guest paging off) */
+	VCPU_MMU_TDP,	  /* TDP faults (fault->is_tdp): the TDP MMU or the legacy one */
+};
+
 /*
- * Whether VCPU's faults are TDP faults (fault->is_tdp, as kvm_mmu_do_page_fault()
- * decides it: its MMU's page_fault is kvm_tdp_page_fault), not the legacy
- * MMU's nonpaging ones or shadow paging's. Without the symbol, a direct MMU's
- * faults are taken for TDP ones (guest paging off under shadow paging aside,
- * they are).
+ * Which MMU VCPU's faults go to: vcpu->arch.mmu->root_role.direct (root_role
+ * since 5.19; its commit was not checked here), and whether that MMU's
+ * page_fault is kvm_tdp_page_fault. Without the symbol, a direct MMU's faults
+ * are taken for TDP ones (guest paging off under shadow paging aside, they
+ * are). BTF: VCPU is a typed pointer (tp_btf, fentry/fexit), read by direct
+ * loads, which the verifier makes fault-tolerant; else by
+ * bpf_probe_read_kernel(), a helper call a field, each about a map lookup.
  */
-static __always_inline bool vcpu_faults_tdp(struct kvm_vcpu *vcpu)
+static __always_inline enum vcpu_fault_mmu vcpu_fault_mmu(struct kvm_vcpu *vcpu, bool btf)
 {
-	if (!vcpu || vcpu_mmu_direct(vcpu) <= 0)
-		return false;
-	return !&kvm_tdp_page_fault ||
-	       (void *)BPF_CORE_READ(vcpu, arch.mmu, page_fault) == &kvm_tdp_page_fault;
+	struct kvm_mmu *mmu;
+	void *handler;
+	int direct;
+
+	/* 6.12's tp_btf arguments may be NULL: no load through one before this test */
+	if (!vcpu || !bpf_core_field_exists(struct kvm_mmu, root_role))
+		return VCPU_MMU_UNKNOWN;
+	if (btf) {
+		mmu = vcpu->arch.mmu;
+		if (!mmu)
+			return VCPU_MMU_UNKNOWN;
+		direct = BPF_CORE_READ_BITFIELD(mmu, root_role.direct);
+		handler = mmu->page_fault;
+	} else {
+		mmu = BPF_CORE_READ(vcpu, arch.mmu);
+		if (!mmu)
+			return VCPU_MMU_UNKNOWN;
+		direct = BPF_CORE_READ_BITFIELD_PROBED(mmu, root_role.direct);
+		handler = BPF_CORE_READ(mmu, page_fault);
+	}
+	if (!direct)
+		return VCPU_MMU_SHADOW;
+	return !&kvm_tdp_page_fault || handler == &kvm_tdp_page_fault ? VCPU_MMU_TDP
+								      : VCPU_MMU_DIRECT;
 }
 
 /*

@@ -16,9 +16,11 @@
  * fault.
  */
 static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, __u64 cr2_or_gpa, u64 error_code,
-					 int ret, __u64 start_ns, __u8 goal_level, bool fast)
+					 int ret, __u64 start_ns, __u8 goal_level, bool fast,
+					 bool btf)
 {
 	struct kvmmmu_thread_stats *s = thread();
+	enum vcpu_fault_mmu mmu;
 	enum kvmmmu_fault_path path;
 
 	if (!s || !armed)
@@ -26,15 +28,16 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, __u64 cr2_or_gpa
 	/*
 	 * The MMU a fault off the fast path went to is the vCPU's, as
 	 * kvm_mmu_do_page_fault() chooses it: no event on the fault's way is
-	 * needed to tell
+	 * needed to tell (BTF: the tp_btf program reads it by direct loads)
 	 */
+	mmu = fast ? VCPU_MMU_UNKNOWN : vcpu_fault_mmu(vcpu, btf);
 	if (fast)
 		path = KVMMMU_FP_FAST;
-	else if (!vcpu_mmu_direct(vcpu))
+	else if (mmu == VCPU_MMU_SHADOW)
 		path = KVMMMU_FP_SHADOW;
 	else
-		path = vcpu_faults_tdp(vcpu) && thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU
-								     : KVMMMU_FP_DIRECT;
+		path = mmu == VCPU_MMU_TDP && thread_vm_tdp_mmu(s) ? KVMMMU_FP_TDP_MMU
+								   : KVMMMU_FP_DIRECT;
 	/*
 	 * A fault fixed off the fast path had its SPTE set at its goal level, in
 	 * every MMU (its request needs no program). A write-protected one's is
@@ -69,9 +72,10 @@ static __always_inline int on_fault_done(struct kvm_vcpu *vcpu, __u64 cr2_or_gpa
 	s->st.tdp_changes = 0;
 	return 0;
 }
-TP_PAIR(kvm_mmu_page_fault_done,
-	on_fault_done(vcpu, cr2_or_gpa, error_code, ret, start_ns, goal_level, fast),
-	struct kvm_vcpu *vcpu, gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns,
-	u8 goal_level, bool fast)
+TP_PAIR_TYPED(kvm_mmu_page_fault_done,
+	      on_fault_done(vcpu, cr2_or_gpa, error_code, ret, start_ns, goal_level, fast, true),
+	      on_fault_done(vcpu, cr2_or_gpa, error_code, ret, start_ns, goal_level, fast, false),
+	      struct kvm_vcpu *vcpu, gpa_t cr2_or_gpa, u64 error_code, int ret, u64 start_ns,
+	      u8 goal_level, bool fast)
 
 #endif

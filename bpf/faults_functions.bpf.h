@@ -19,7 +19,9 @@
  * and slow paths are timed from the fault's start.
  */
 const volatile bool handler_entries = true;
-static __always_inline int on_fault_entry(struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
+/* BTF: VCPU is fentry's typed pointer, read by direct loads; else kprobe's number. */
+static __always_inline int on_fault_entry(struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code,
+					  bool btf)
 {
 	struct kvmmmu_thread_stats *s = thread();
 
@@ -50,7 +52,10 @@ static __always_inline int on_fault_entry(struct kvm_vcpu *vcpu, u64 cr2_or_gpa,
 		s->st.pending = 0;
 	if (fast_at_return) {
 		s->st.fault_vcpu = (__u64)vcpu;
-		s->st.pf_fast = BPF_CORE_READ(vcpu, stat.pf_fast);
+		if (btf)
+			s->st.pf_fast = vcpu ? vcpu->stat.pf_fast : 0;
+		else
+			s->st.pf_fast = BPF_CORE_READ(vcpu, stat.pf_fast);
 	}
 	return 0;
 }
@@ -58,13 +63,18 @@ static __always_inline int on_fault_entry(struct kvm_vcpu *vcpu, u64 cr2_or_gpa,
 /*
  * fast_at_return: whether the fault's fast path fixed it (or found it
  * spurious), as KVM counts that: fast_page_fault() adds to the vCPU's
- * pf_fast then, and only then, and runs once a fault.
+ * pf_fast then, and only then, and runs once a fault. BTF_VCPU: the same
+ * vCPU as a typed pointer (a handler's fexit), read by a direct load; NULL:
+ * the one the fault's entry kept, by a helper.
  */
-static __always_inline bool fixed_on_fast_path(struct kvmmmu_thread_stats *s)
+static __always_inline bool fixed_on_fast_path(struct kvmmmu_thread_stats *s,
+					       struct kvm_vcpu *btf_vcpu)
 {
 	struct kvm_vcpu *vcpu = (void *)s->st.fault_vcpu;
 
 	/* (more, not other: a debugfs write may zero the statistic meanwhile) */
+	if (btf_vcpu)
+		return btf_vcpu->stat.pf_fast > s->st.pf_fast;
 	return vcpu && BPF_CORE_READ(vcpu, stat.pf_fast) > s->st.pf_fast;
 }
 
@@ -108,7 +118,7 @@ static __always_inline int on_fault_exit(void)
 	 */
 	if (!handler_entries && !s->st.handled &&
 	    (s->st.fast_resolved || s->st.pending || s->st.direct ||
-	     (fast_at_return && fixed_on_fast_path(s))))
+	     (fast_at_return && fixed_on_fast_path(s, NULL))))
 		__sync_fetch_and_add(&health.exits_lost, 1);
 	/* no handler ran: an MMIO SPTE's exit, emulated; its lookups were no fault's */
 	s->counters[KVMMMU_MEMSLOT_OTHER] += s->st.pre_lookups;
@@ -185,7 +195,7 @@ static __always_inline __u8 installed_level(struct kvmmmu_thread_stats *s,
  * are not counted, as KVM's pf_taken does not count them.
  */
 static __always_inline int on_handler_exit(long ret, enum handler_kind kind,
-					   struct kvm_page_fault *fault)
+					   struct kvm_page_fault *fault, struct kvm_vcpu *vcpu)
 {
 	struct kvmmmu_thread_stats *s = thread();
 	enum kvmmmu_fault_path path;
@@ -197,7 +207,7 @@ static __always_inline int on_handler_exit(long ret, enum handler_kind kind,
 		s->st.handled = 1;
 		count_fault(s);
 		s->st.last_ret = (int)ret;
-		if (fast_at_return && fixed_on_fast_path(s)) {
+		if (fast_at_return && fixed_on_fast_path(s, vcpu)) {
 			s->st.fast_resolved = 1;
 			if (region_shift) /* its GPA: a direct MMU's (no guest walk) */
 				count_region(s, s->st.fault_addr, -1);
@@ -277,8 +287,9 @@ static __always_inline int on_memslot_exit(void)
 }
 
 /* (vcpu, cr2_or_gpa, error_code, insn, insn_len): the error code in PFERR_* bits on every vendor */
-FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(vcpu, cr2_or_gpa, error_code), on_fault_exit(),
-	       struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
+FUNC_PAIR_ARGS_TYPED(kvm_mmu_page_fault, on_fault_entry(vcpu, cr2_or_gpa, error_code, true),
+		     on_fault_entry(vcpu, cr2_or_gpa, error_code, false), on_fault_exit(),
+		     struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
 
 /* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */
 #define HANDLER_PROBES(func, kind)                                                                 \
@@ -290,7 +301,7 @@ FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(vcpu, cr2_or_gpa, error_code),
 	SEC("fexit/" #func)                                                                        \
 	int BPF_PROG(func##_fexit, struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, int ret)   \
 	{                                                                                          \
-		return on_handler_exit(ret, kind, fault);                                          \
+		return on_handler_exit(ret, kind, fault, vcpu);                                    \
 	}                                                                                          \
 	SEC("kprobe/" #func)                                                                       \
 	int BPF_KPROBE(func##_kprobe)                                                              \
@@ -300,7 +311,7 @@ FUNC_PAIR_ARGS(kvm_mmu_page_fault, on_fault_entry(vcpu, cr2_or_gpa, error_code),
 	SEC("kretprobe/" #func)                                                                    \
 	int BPF_KRETPROBE(func##_kretprobe, int ret)                                               \
 	{                                                                                          \
-		return on_handler_exit(ret, kind, NULL);                                           \
+		return on_handler_exit(ret, kind, NULL, NULL);                                     \
 	}
 
 HANDLER_PROBES(kvm_tdp_page_fault, HANDLER_TDP)

@@ -221,13 +221,14 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 /*
  * A function's entry and exit, both ways user space may choose to have
  * them (fentry/fexit, or kprobe/kretprobe); the entry's arguments named
- * after CALL (FUNC_PAIR: none), the exit reads none.
+ * after the calls (FUNC_PAIR: none): typed pointers in FENTRY_CALL, numbers
+ * in KPROBE_CALL; the exit reads none.
  */
-#define FUNC_PAIR_ARGS(func, entry_call, exit_call, ...)                                           \
+#define FUNC_PAIR_ARGS_TYPED(func, fentry_call, kprobe_call, exit_call, ...)                       \
 	SEC("fentry/" #func)                                                                       \
 	int BPF_PROG(func##_fentry, ##__VA_ARGS__)                                                 \
 	{                                                                                          \
-		return entry_call;                                                                 \
+		return fentry_call;                                                                \
 	}                                                                                          \
 	SEC("fexit/" #func)                                                                        \
 	int BPF_PROG(func##_fexit)                                                                 \
@@ -237,13 +238,17 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	SEC("kprobe/" #func)                                                                       \
 	int BPF_KPROBE(func##_kprobe, ##__VA_ARGS__)                                               \
 	{                                                                                          \
-		return entry_call;                                                                 \
+		return kprobe_call;                                                                \
 	}                                                                                          \
 	SEC("kretprobe/" #func)                                                                    \
 	int BPF_KRETPROBE(func##_kretprobe)                                                        \
 	{                                                                                          \
 		return exit_call;                                                                  \
 	}
+
+/* The same, one entry body for both (FENTRY_CALL's arguments then read as numbers). */
+#define FUNC_PAIR_ARGS(func, entry_call, exit_call, ...)                                           \
+	FUNC_PAIR_ARGS_TYPED(func, entry_call, entry_call, exit_call, ##__VA_ARGS__)
 
 #define FUNC_PAIR(func, entry_call, exit_call) FUNC_PAIR_ARGS(func, entry_call, exit_call)
 

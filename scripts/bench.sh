@@ -30,7 +30,8 @@
 #    on kvm_mmu_set_spte (the same dispatch as kvmmmu's programs): empty, one
 #    per-CPU counter increment (the "trivial program" of the targets), a
 #    per-thread hash lookup (kvmmmu's pattern), the same plus
-#    bpf_ktime_get_ns, and a task-local-storage lookup; and bpftrace's
+#    bpf_ktime_get_ns, a task-local-storage lookup, and one field read by
+#    bpf_probe_read_kernel() and by a direct load; and bpftrace's
 #    `@c = count()` on the same tracepoint (a "tracepoint" program).
 #
 # 3. Attach time: kvmmmu-hist started BENCH_ATTACH_RUNS times (default 5), from

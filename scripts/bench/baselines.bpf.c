@@ -4,8 +4,12 @@
 #include <linux/types.h>
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 
-struct task_struct;
+/* (CO-RE: libbpf relocates the field against the running kernel's BTF) */
+struct task_struct {
+	int pid;
+} __attribute__((preserve_access_index));
 struct key {
 	__u32 tgid, tid;
 };
@@ -104,6 +108,33 @@ int triv_task_stg(void *ctx)
 
 	if (v)
 		v->n++;
+	return 0;
+}
+
+/*
+ * One field of a kernel struct, two ways (kvmmmu reads the vCPU's MMU and
+ * fast-path count so): through bpf_probe_read_kernel(), as a program whose
+ * pointer is a plain number must (kprobes, raw_tp), and by a direct load,
+ * as a program given a typed pointer may (tp_btf, fentry/fexit). Each gets
+ * its task the same way, one helper call, so their difference is the read.
+ */
+__u64 sink;
+
+SEC("tp_btf/kvm_mmu_set_spte")
+int triv_probe_read(void *ctx)
+{
+	struct task_struct *t = (void *)bpf_get_current_task();
+	int pid = 0;
+
+	bpf_probe_read_kernel(&pid, sizeof(pid), &t->pid);
+	sink += pid;
+	return 0;
+}
+
+SEC("tp_btf/kvm_mmu_set_spte")
+int triv_direct_load(void *ctx)
+{
+	sink += bpf_get_current_task_btf()->pid;
 	return 0;
 }
 
