@@ -61,7 +61,7 @@ run_unit() {
 # which needs one run (there it balances the passes' time). test_scale runs
 # in the npt0 pass: in the npt1 pass 1 of its VMs' KVM counts as kvmmmu read
 # them differed, unexplained yet.
-GUEST_TDP_FILES="test_load.sh test_hist.sh test_mmu.sh test_diff.sh test_bpftrace.sh test_exporter.sh"
+GUEST_TDP_FILES="test_load.sh test_hist.sh test_hist_figures.sh test_mmu.sh test_diff.sh test_bpftrace.sh test_exporter.sh"
 GUEST_TDP_ONLY="test_exporter.sh"
 # When the distro-kernel harness runs too, the npt1 pass leaves out what the
 # harness already runs on nested paging with the TDP MMU and fentry (its
@@ -70,9 +70,12 @@ GUEST_TDP_ONLY="test_exporter.sh"
 GUEST_TDP_HARNESS_COVERS="test_diff.sh test_exporter.sh"
 # Without /dev/kvm, kvmmmu-hist on nested paging is the harness's too (its
 # hist-fentry, -kprobe and -tracepoint, tdp-mmu, qemu and selftests groups,
-# each exact per vCPU against KVM): test_hist.sh runs in the npt0 pass only,
-# as this host kind's KVM (tracepoints, shadow paging) would run it.
-GUEST_TDP_HARNESS_COVERS_NO_KVM="test_hist.sh"
+# each exact per vCPU against KVM; of the figures, hist-all's phases,
+# tdp-ab's access kinds and levels, selftests' pfn phase of demand paging,
+# not --slower, --stack or regions): test_hist.sh and test_hist_figures.sh
+# run in the npt0 pass only, as this host kind's KVM (tracepoints, shadow
+# paging) would run them.
+GUEST_TDP_HARNESS_COVERS_NO_KVM="test_hist.sh test_hist_figures.sh"
 
 # The bpftrace scripts' done-event mode needs KVM built from kernel-patches/
 # (0001's kvm_mmu_page_fault_done): a pass of its own on those modules, an

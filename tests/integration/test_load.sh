@@ -13,7 +13,7 @@ K=1
 # bitmap of the port that ends a pass), the PML4, the PDPT and the test
 # memory's PD, and in some runs one more descriptor table or two (measured
 # on 6.12 with NPT: 4 or 5 a VM, and 6 in a CI run of 2026-12-03; 8 allowed,
-# as test_hist allows). The shadow MMU takes no fault for them (it
+# as test_hist_figures allows). The shadow MMU takes no fault for them (it
 # write-protects guest tables instead): there every vCPU's count is exact.
 case $(host_mmu) in
 shadow) S=0 S_MIN=0 ;;
