@@ -5,7 +5,8 @@
 : "${RESULTS:=/dev/null}"
 # shellcheck disable=SC2034 # for the scripts that source this
 BUILD=$(cd "$OUTPUT" && pwd)
-TMP=$(mktemp -d /tmp/kvmmmu-test.XXXXXX)
+# (under tests/run.sh's directory for this run, which checks what is left there)
+TMP=$(mktemp -d "${KVMMMU_TEST_TMP:-/tmp}/kvmmmu-test.XXXXXX")
 # shellcheck disable=SC2034 # for the scripts that source this
 TOOLS=$(cd "$(dirname "${BASH_SOURCE[0]}")/tools" && pwd)
 trap 'rm -rf "$TMP"' EXIT

@@ -17,19 +17,23 @@ RESULTS=${KVMMMU_RESULTS:-$(mktemp /tmp/kvmmmu-results.XXXXXX)}
 what=${1:-all}
 [ $# -gt 0 ] && shift
 report() { echo "$*"; echo "$*" >>"$RESULTS"; }
-# Nothing left behind: the temporary directories (tests/lib.sh's) that
-# FILE made and did not remove, named in a failure, then removed.
-temp_dirs() { find /tmp -maxdepth 1 -name 'kvmmmu-test.*' -type d 2>/dev/null | sort; }
-left_behind() { # FILE BEFORE
+# Nothing left behind: each test file's temporary directory (tests/lib.sh's)
+# is made in this run's own, so that what a file made and did not remove is
+# its own, not another run's; it is named in a failure, then removed.
+KVMMMU_TEST_TMP=$(mktemp -d /tmp/kvmmmu-run.XXXXXX)
+export KVMMMU_TEST_TMP
+trap 'rm -rf "$KVMMMU_TEST_TMP"' EXIT
+temp_dirs() { find "$KVMMMU_TEST_TMP" -mindepth 1 -maxdepth 1 2>/dev/null | sort; }
+left_behind() { # FILE
 	local d
-	for d in $(comm -13 <(printf '%s\n' $2) <(temp_dirs)); do
-		report "FAIL $1: left $d behind"
+	for d in $(temp_dirs); do
+		report "FAIL $1: left its temporary directory (${d##*/}) behind"
 		rm -rf "$d"
 	done
 }
 
 run_unit() {
-	local t out rc line name before
+	local t out rc line name
 	for t in "$OUTPUT"/tests/test_*; do
 		[ -x "$t" ] || continue
 		name=unit/${t##*/}
@@ -50,9 +54,8 @@ run_unit() {
 	# shell-level unit tests (the TAP parser's, on recorded streams)
 	for t in tests/unit/test_*.sh; do
 		[ -f "$t" ] || continue
-		before=$(temp_dirs)
 		bash "$t" || report "FAIL unit/${t##*/}: script exited non-zero"
-		left_behind "unit/${t##*/}" "$before"
+		left_behind "unit/${t##*/}"
 	done
 }
 
@@ -165,7 +168,7 @@ start_guests() {
 }
 
 run_integration() {
-	local t rc before got p f s start dirs
+	local t rc before got p f s start
 	GUESTS_PID=
 	[ $# -gt 0 ] || set -- tests/integration/test_*.sh
 	plan_guests "$@"
@@ -177,11 +180,9 @@ run_integration() {
 		fi
 		echo "== ${t##*/}"
 		before=$(wc -l <"$RESULTS")
-		dirs=$(temp_dirs)
 		start=$SECONDS
 		bash "$t"
 		rc=$?
-		left_behind "${t##*/}" "$dirs"
 		# what this file reported: none at all means it checked nothing
 		got=$(tail -n +$((before + 1)) "$RESULTS")
 		p=$(grep -c '^PASS' <<<"$got")
@@ -194,6 +195,7 @@ run_integration() {
 		if [ $rc -ne 0 ]; then
 			report "FAIL ${t##*/}: script exited with status $rc"
 		fi
+		left_behind "${t##*/}"
 	done
 	# After every file: beside the harness (TCG guests too, three threads on
 	# two CPUs) the passes took as long in all (a CI run: harness 28 min
