@@ -90,30 +90,24 @@ enum vcpu_fault_mmu {
  */
 static __always_inline enum vcpu_fault_mmu vcpu_fault_mmu(struct kvm_vcpu *vcpu, bool btf)
 {
-	struct kvm_mmu *mmu;
+	struct kvm_mmu *mmu = NULL;
 	void *handler;
 	int direct;
 
 	/* 6.12's tp_btf arguments may be NULL: no load through one before this test */
-	if (!vcpu || !bpf_core_field_exists(struct kvm_mmu, root_role))
+	if (!vcpu || !bpf_core_field_exists(mmu->root_role))
 		return VCPU_MMU_UNKNOWN;
-	if (btf) {
-		mmu = vcpu->arch.mmu;
-		if (!mmu)
-			return VCPU_MMU_UNKNOWN;
-		direct = BPF_CORE_READ_BITFIELD(mmu, root_role.direct);
-		handler = mmu->page_fault;
-	} else {
-		mmu = BPF_CORE_READ(vcpu, arch.mmu);
-		if (!mmu)
-			return VCPU_MMU_UNKNOWN;
-		direct = BPF_CORE_READ_BITFIELD_PROBED(mmu, root_role.direct);
-		handler = BPF_CORE_READ(mmu, page_fault);
-	}
+	mmu = btf ? vcpu->arch.mmu : BPF_CORE_READ(vcpu, arch.mmu);
+	if (!mmu)
+		return VCPU_MMU_UNKNOWN;
+	direct = btf ? BPF_CORE_READ_BITFIELD(mmu, root_role.direct)
+		     : BPF_CORE_READ_BITFIELD_PROBED(mmu, root_role.direct);
 	if (!direct)
 		return VCPU_MMU_SHADOW;
-	return !&kvm_tdp_page_fault || handler == &kvm_tdp_page_fault ? VCPU_MMU_TDP
-								      : VCPU_MMU_DIRECT;
+	if (!&kvm_tdp_page_fault)
+		return VCPU_MMU_TDP;
+	handler = btf ? mmu->page_fault : BPF_CORE_READ(mmu, page_fault);
+	return handler == &kvm_tdp_page_fault ? VCPU_MMU_TDP : VCPU_MMU_DIRECT;
 }
 
 /*

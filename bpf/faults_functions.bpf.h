@@ -73,8 +73,9 @@ static __always_inline bool fixed_on_fast_path(struct kvmmmu_thread_stats *s,
 	struct kvm_vcpu *vcpu = (void *)s->st.fault_vcpu;
 
 	/* (more, not other: a debugfs write may zero the statistic meanwhile) */
+	/* (the same vCPU: a fault's exit skipped, its state may be another's) */
 	if (btf_vcpu)
-		return btf_vcpu->stat.pf_fast > s->st.pf_fast;
+		return btf_vcpu == vcpu && btf_vcpu->stat.pf_fast > s->st.pf_fast;
 	return vcpu && BPF_CORE_READ(vcpu, stat.pf_fast) > s->st.pf_fast;
 }
 

@@ -116,7 +116,8 @@ int triv_task_stg(void *ctx)
  * fast-path count so): through bpf_probe_read_kernel(), as a program whose
  * pointer is a plain number must (kprobes, raw_tp), and by a direct load,
  * as a program given a typed pointer may (tp_btf, fentry/fexit). Each gets
- * its task the same way, one helper call, so their difference is the read.
+ * its task by one helper call (bpf_get_current_task(), or its _btf twin:
+ * the same work), so their difference is the read.
  */
 __u64 sink;
 
