@@ -22,15 +22,14 @@ cd "$(dirname "$0")/.." || exit 1
 source tests/lib.sh
 
 # Seconds each file took in a 6.12 guest on the CI machine kind, two guests
-# at once (2026-12-03, the npt0 pass in tracepoint mode; test_hist.sh as
-# measured then, with the sections it still has; test_hist_figures.sh, its
-# access, level, phase, slow-fault, stack and region sections added since,
-# an estimate; test_scale.sh measured alone with its guest sizes of
+# at once (2026-12-03, the npt0 pass in tracepoint mode; test_hist.sh and
+# test_hist_figures.sh 2026-12-05, the two side by side; test_scale.sh
+# measured alone with its guest sizes of
 # 2026-12-03 late; test_bpftrace.sh, since it runs each script in both
 # modes, 95 s in an npt1 guest beside one other guest); a file not
 # listed counts as GUEST_SECONDS_OTHER.
-GUEST_SECONDS="test_top.sh=334 test_exporter.sh=316 test_scale.sh=309 test_hist.sh=280
-	test_hist_figures.sh=140 test_diff.sh=125 test_mmu.sh=122 test_exits.sh=118 test_bpftrace.sh=110
+GUEST_SECONDS="test_top.sh=334 test_exporter.sh=316 test_scale.sh=309 test_hist.sh=231
+	test_hist_figures.sh=69 test_diff.sh=125 test_mmu.sh=122 test_exits.sh=118 test_bpftrace.sh=110
 	test_load.sh=42 test_kvm_stats_live.sh=5"
 GUEST_SECONDS_OTHER=120
 
