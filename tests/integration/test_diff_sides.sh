@@ -125,15 +125,17 @@ if command -v gnuplot >/dev/null; then
 	check diff-sides/plot-empty-side-keeps-its-place "B's group $(moves 2) moves, C's $(moves 3); $(cat "$TMP/plot.err")" \
 		eval '[ "$(moves 2)" = 1 ] && [ "$(moves 3)" -ge 2 ] && grep -q "shifted from N: B -, C 4.00" "$TMP/empty.svg"'
 	# a VM name or label is whoever recorded the CSV's to choose: never gnuplot
-	# commands (a quote once ended the title string and system() ran)
+	# commands (a quote once ended the title string and system() ran). The
+	# command's path is relative, run in $TMP: a VM name is kept to 63 bytes,
+	# and $TMP's own path is as long as the run's directory makes it.
 	for side in qa qb; do
-		evil="x'; system('touch $TMP/pwned'); print '"
+		evil="x'; system('touch pwned'); print '"
 		{
 			printf "# kvmmmu-csv 2\n# label=%s\nts,pid,comm,vcpu,source,metric,le,value,vm\n" "$evil"
 			printf '1.0,100,qemu,,bpf,faults,,9,"%s"\n1.0,100,qemu,,bpf,ret_pf_fixed,,9,"%s"\n' "$evil" "$evil"
 		} >"$TMP/$side.csv"
 	done
-	"$DIFF" --plot "$TMP/evil.svg" "$TMP/qa.csv" "$TMP/qb.csv" >/dev/null 2>&1
+	(cd "$TMP" && "$DIFF" --plot evil.svg qa.csv qb.csv >/dev/null 2>&1)
 	check diff-sides/plot-runs-no-command-from-csv "$(ls "$TMP/pwned" 2>&1); $(grep -o 'VM x[^<]*' "$TMP/evil.svg" | head -1)" \
 		eval '[ ! -e "$TMP/pwned" ] && grep -qF "VM $evil: outcomes" "$TMP/evil.svg"'
 else
