@@ -69,6 +69,14 @@ wait_for_row() {
 	done
 }
 
+# bpf_value CSV METRIC PID V LE: kvmmmu-hist's CSV's last BPF value of METRIC
+# for PID, vCPU V (empty V: the VM, not a thread without a vCPU, whose comm
+# says "[tid N]"), bucket LE
+bpf_value() {
+	awk -F, -v m="$2" -v v="$4" -v p="$3" -v le="$5" \
+		'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == le && $3 !~ /\[tid / { x = $8 } END { print x }' "$1"
+}
+
 # agree NAME HIST_CSV LOAD_CSV PID VCPUS: kvmmmu-hist's figures for PID equal KVM's
 # (kvmmmu-load's CSV) for every vCPU
 agree() {

@@ -17,13 +17,6 @@ HIST=$BUILD/kvmmmu-hist
 LOAD=$BUILD/kvmmmu-load
 CSVLINT=$BUILD/tests/tools/csvlint
 
-# last BPF value of METRIC for PID, vCPU V (empty V: the VM, not a thread without
-# a vCPU, whose comm says "[tid N]"), bucket LE
-bpf_value() {
-	awk -F, -v m="$2" -v v="$4" -v p="$3" -v le="$5" \
-		'!/^#/ && $5 == "bpf" && $6 == m && $4 == v && $2 == p && $7 == le && $3 !~ /\[tid / { x = $8 } END { print x }' "$1"
-}
-
 # rows_of CSV PID: PID's data rows in kvmmmu-hist's CSV, or why none can be
 # looked for: no rows must not pass when there was no CSV or no PID
 rows_of() {
