@@ -122,10 +122,24 @@ static int parse_tls(struct parse *p, const yaml_node_t *map)
 	return err;
 }
 
+/*
+ * "$2y$NN$" and 53 characters of bcrypt's base64: its salt and its hash.
+ * A cost outside 04..31 or another byte passes no check ever (crypt_r()
+ * says "*0"): a user who could never log in is a file not honoured.
+ */
 static bool bcrypt_hash(const char *h)
 {
-	return strlen(h) == 60 &&
-	       (!strncmp(h, "$2a$", 4) || !strncmp(h, "$2b$", 4) || !strncmp(h, "$2y$", 4));
+	static const char b64[] =
+		"./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	int cost;
+
+	if (strlen(h) != 60 ||
+	    (strncmp(h, "$2a$", 4) && strncmp(h, "$2b$", 4) && strncmp(h, "$2y$", 4)))
+		return false;
+	if (h[4] < '0' || h[4] > '9' || h[5] < '0' || h[5] > '9' || h[6] != '$')
+		return false;
+	cost = (h[4] - '0') * 10 + (h[5] - '0');
+	return cost >= 4 && cost <= 31 && strspn(h + 7, b64) == 53;
 }
 
 static int parse_users(struct parse *p, const yaml_node_t *map)
@@ -214,6 +228,26 @@ int web_config_parse(const char *text, size_t len, const char *dir, struct web_c
 	}
 	err = parse_root(&p);
 	yaml_document_delete(&p.doc);
+	/*
+	 * yaml_parser_load() reads one document: what follows a '---' would
+	 * be left unread, its users and TLS with it (an empty first document
+	 * would serve without either). One document, as exporter-toolkit's
+	 * files are.
+	 */
+	if (!err) {
+		if (!yaml_parser_load(&parser, &p.doc)) {
+			err = fail(&p, NULL, "line %zu: %s", parser.problem_mark.line + 1,
+				   parser.problem ? parser.problem : "not YAML");
+		} else {
+			const yaml_node_t *more = yaml_document_get_root_node(&p.doc);
+
+			if (more)
+				err = fail(&p, more,
+					   "a second YAML document ('---'): the file "
+					   "holds one");
+			yaml_document_delete(&p.doc);
+		}
+	}
 	yaml_parser_delete(&parser);
 	if (err)
 		web_config_free(cfg);

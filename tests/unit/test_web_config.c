@@ -37,6 +37,10 @@ static void users(void **state)
 	assert_false(web_config_check_user(&cfg, "bob", "s3cret"));
 	assert_false(web_config_check_user(&cfg, "alic", "s3cret"));
 	web_config_free(&cfg);
+	/* one document, with its markers */
+	assert_int_equal(parse("---\nbasic_auth_users:\n  alice: " ALICE "\n...\n", &cfg, why), 0);
+	assert_int_equal(cfg.n_users, 1);
+	web_config_free(&cfg);
 	/* an empty file: no TLS, no users */
 	assert_int_equal(parse("", &cfg, why), 0);
 	assert_int_equal(cfg.n_users, 0);
@@ -61,6 +65,26 @@ static void refused(void **state)
 		{"web_config: 1\n", "unknown field 'web_config'"},
 		{"- a\n- b\n", "expected a mapping"},
 		{"tls_server_config:\n  cert_file: [oops\n", "line "},
+		/* the users after a second '---' would be left unread: served without them */
+		{"---\n---\nbasic_auth_users:\n  alice: " ALICE "\n",
+		 "line 3: a second YAML document"},
+		{"basic_auth_users:\n  alice: " ALICE "\n---\nbasic_auth_users:\n  bob: " ALICE
+		 "\n",
+		 "a second YAML document"},
+		{"basic_auth_users:\n  alice: " ALICE "\n---\n- [oops\n", "line "},
+		/* a hash no password can ever match: a cost outside 04..31, a byte not bcrypt's */
+		{"basic_auth_users:\n  alice: "
+		 "$2b$99$C9ia4cpyIB4Exb.7DTZ.0OLQWtl753grS07e2KBLpLGiA7d5N7bIC\n",
+		 "not a bcrypt hash"},
+		{"basic_auth_users:\n  alice: "
+		 "$2b$03$C9ia4cpyIB4Exb.7DTZ.0OLQWtl753grS07e2KBLpLGiA7d5N7bIC\n",
+		 "not a bcrypt hash"},
+		{"basic_auth_users:\n  alice: "
+		 "$2b$1x$C9ia4cpyIB4Exb.7DTZ.0OLQWtl753grS07e2KBLpLGiA7d5N7bIC\n",
+		 "not a bcrypt hash"},
+		{"basic_auth_users:\n  alice: "
+		 "$2b$04$C9ia4cpyIB4Exb!7DTZ.0OLQWtl753grS07e2KBLpLGiA7d5N7bIC\n",
+		 "not a bcrypt hash"},
 	};
 	struct web_config cfg;
 	char why[200];
