@@ -227,7 +227,11 @@ int run_load(struct run *r, const char *path, char *err, size_t err_len)
 	int e;
 
 	memset(r, 0, sizeof(*r));
-	r->path = path;
+	r->path = strdup(path);
+	if (!r->path) {
+		snprintf(err, err_len, "%s: %s", path, strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	e = csv_read_file(path, &r->table, why, sizeof(why));
 	if (e) {
 		snprintf(err, err_len, "%s: %s", path, e == -EINVAL ? why : strerror(-e));
@@ -257,6 +261,7 @@ int run_load(struct run *r, const char *path, char *err, size_t err_len)
 
 void run_free(struct run *r)
 {
+	free(r->path);
 	free(r->s);
 	free(r->index);
 	snapshot_free(&r->snap);

@@ -23,7 +23,7 @@ struct scalar {
 };
 
 struct run {
-	const char *path;
+	char *path; /* its own copy: the argument it came from is freed */
 	struct csv_table table;
 	struct snapshot snap;
 	struct scalar *s;

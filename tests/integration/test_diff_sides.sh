@@ -138,6 +138,15 @@ if command -v gnuplot >/dev/null; then
 	(cd "$TMP" && "$DIFF" --plot evil.svg qa.csv qb.csv >/dev/null 2>&1)
 	check diff-sides/plot-runs-no-command-from-csv "$(ls "$TMP/pwned" 2>&1); $(grep -o 'VM x[^<]*' "$TMP/evil.svg" | head -1)" \
 		eval '[ ! -e "$TMP/pwned" ] && grep -qF "VM $evil: outcomes" "$TMP/evil.svg"'
+	# kvmmmu-load's own rows alone: nothing to plot, and the message names the
+	# file (its path was read after the side's argument list was freed)
+	for side in la lb; do
+		printf '# kvmmmu-csv 3\nts,pid,comm,vcpu,source,metric,le,value,vm,vm_index\n1.0,100,load,,load,populate_s,,0.5,vm1,1\n' \
+			>"$TMP/$side.csv"
+	done
+	bad plot-nothing 1 --plot "$TMP/load.svg" "$TMP/la.csv" "$TMP/lb.csv"
+	check diff-sides/plot-nothing-names-the-file "$(cat "$TMP/bad.err")" \
+		grep -qF "no VM figures in $TMP/la.csv)" "$TMP/bad.err"
 else
 	skip diff-sides/three-plot "no gnuplot (make deps installs gnuplot-nox)"
 fi
