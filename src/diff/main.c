@@ -237,6 +237,10 @@ int main(int argc, char **argv)
 		err = 2;
 		goto out;
 	}
+	if (sides_check_files(sides, (size_t)n)) {
+		err = 2;
+		goto out;
+	}
 	if (diff_build(&d, sides, (size_t)n, env.filter ? &env.re : NULL, env.holm)) {
 		elog("out of memory");
 		err = 1;

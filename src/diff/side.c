@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "side.h"
 #include "log.h"
@@ -111,6 +112,44 @@ int sides_settle_names(struct side **sides, size_t n)
 			snprintf(sides[i]->name, sizeof(sides[i]->name), "side%zu", i + 1);
 	}
 	return 0;
+}
+
+int sides_check_files(struct side **sides, size_t n)
+{
+	struct file {
+		dev_t dev;
+		ino_t ino;
+		const char *path;
+	} * seen;
+	size_t n_seen = 0, total = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += sides[i]->n;
+	seen = calloc(total ? total : 1, sizeof(*seen));
+	if (!seen) {
+		elog("out of memory");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && !err; i++)
+		for (size_t k = 0; k < sides[i]->n && !err; k++) {
+			const char *path = sides[i]->runs[k].path;
+			struct stat st;
+
+			if (stat(path, &st))
+				continue; /* read a moment ago: nothing to compare */
+			for (size_t j = 0; j < n_seen; j++)
+				if (seen[j].dev == st.st_dev && seen[j].ino == st.st_ino) {
+					elog("'%s' and '%s' are the same file: a run counts once, "
+					     "on one side",
+					     seen[j].path, path);
+					err = -EINVAL;
+					break;
+				}
+			seen[n_seen++] = (struct file){st.st_dev, st.st_ino, path};
+		}
+	free(seen);
+	return err;
 }
 
 void side_free(struct side *s)

@@ -34,6 +34,12 @@ int side_load(struct side *s, const char *arg);
  * line on stderr when two sides the user named share a name.
  */
 int sides_settle_names(struct side **sides, size_t n);
+/*
+ * 0, or -EINVAL after one line on stderr when one file is a run twice (on
+ * one side, or on two): its copies would count as runs, and their
+ * agreement as significance.
+ */
+int sides_check_files(struct side **sides, size_t n);
 void side_free(struct side *s);
 /* K's histogram (a latency figure) summed over S's runs. */
 void side_pool(const struct side *s, const struct scalar *k, struct kvmmmu_hist *h);

@@ -63,6 +63,14 @@ many=()
 for i in 1 2 3 4 5 6 7 8 9; do many+=("S$i=$TMP/n1.csv"); done
 bad nine-sides 2 "${many[@]}"
 bad same-argument-twice 2 "$TMP/n1.csv" "$TMP/y1.csv" "$TMP/n1.csv"
+# one file twice is one run counted twice: its copies agreeing made p=0.029 of one
+# run a side. Told by the file, not by its path's spelling
+bad same-file-in-a-side 2 "N=$TMP/n1.csv,$TMP/n1.csv,$TMP/n1.csv,$TMP/n1.csv" "$Y"
+check diff-sides/same-file-says-which "$(cat "$TMP/bad.err")" \
+	grep -q "'$TMP/n1.csv' and '$TMP/n1.csv' are the same file" "$TMP/bad.err"
+bad same-file-two-sides 2 "N=$TMP/n1.csv,$TMP/n2.csv" "Y=$TMP/y1.csv,$TMP/../${TMP##*/}/n2.csv"
+ln -s "$TMP/y1.csv" "$TMP/link.csv"
+bad same-file-through-a-link 2 "$TMP/y1.csv" "$TMP/link.csv"
 
 # metadata is whoever recorded the file's (a label, a command line): escaped
 # like VM names, no escape sequence reaches the terminal
