@@ -83,25 +83,31 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 	__u64 faults = f->counters[KVMMMU_FAULTS];
 	static const int paths[] = {KVMMMU_PATH_FAST, KVMMMU_PATH_TDP_MMU, KVMMMU_PATH_SHADOW,
 				    KVMMMU_PATH_DIRECT};
+	/* a file without faults rows did not count them: no count, rate or share, never 0 */
+	bool counted = !sn->counter_absent[KVMMMU_FAULTS];
 	struct scalar *s;
 	char metric[64];
 
-	s = add(r, vm, vcpu, "faults", (double)faults);
-	if (s)
-		s->key = true;
+	if (counted) {
+		s = add(r, vm, vcpu, "faults", (double)faults);
+		if (s)
+			s->key = true;
+	}
 	/* over the traced window (CSV v2 from kvmmmu-hist and kvmmmu-top: traced_ns) */
-	if (sn->traced_ns) {
+	if (counted && sn->traced_ns) {
 		s = add(r, vm, vcpu, "faults/s", (double)faults / ((double)sn->traced_ns / 1e9));
 		if (s)
 			s->key = vcpu < 0;
 	}
-	for (int k = 0; k < KVMMMU_RET_PF_SLOTS; k++) {
+	for (int k = 0; k < KVMMMU_RET_PF_SLOTS && counted; k++) {
 		if (!sn->ret_pf.name[k])
 			continue;
 		snprintf(metric, sizeof(metric), "ret_pf_%s %%", sn->ret_pf.name[k]);
 		add(r, vm, vcpu, metric, pct(f->ret_pf[k], faults));
 	}
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < 4 && counted; i++) {
+		if (sn->counter_absent[paths[i]])
+			continue;
 		snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[paths[i]]);
 		add(r, vm, vcpu, metric, pct(f->counters[paths[i]], faults));
 	}
@@ -114,7 +120,7 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 		{KVMMMU_LEVEL_INSTALLED_4K, KVMMMU_LEVEL_INSTALLED_1G},
 		{KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG, KVMMMU_LEVEL_NOT_HUGE_NX}};
 
-	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]); i++)
+	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]) && counted; i++)
 		for (int k = shares[i][0]; k <= shares[i][1] && !sn->counter_absent[k]; k++) {
 			snprintf(metric, sizeof(metric), "%s %%", kvmmmu_counter_names[k]);
 			add(r, vm, vcpu, metric, pct(f->counters[k], faults));

@@ -107,6 +107,27 @@ check diff-sides/three-csv-header "$(head -1 "$TMP/three.csv")" \
 	grep -qx 'vm,vcpu,metric,N_median,N_spread_pct,N_n,Y_median,Y_spread_pct,Y_n,Y_delta_pct,Y_p,Y_significant,Z_median,Z_spread_pct,Z_n,Z_delta_pct,Z_p,Z_significant' "$TMP/three.csv"
 l=$(grep '^vm1,,faults,' "$TMP/three.csv")
 check diff-sides/three-csv-row "$l" eval '[ "$l" = "vm1,,faults,102.5,1.46,4,152.5,0.984,4,48.7805,0.02857,1,102.5,1.46,4,0,1,0" ]'
+# a run without faults rows did not count them: no faults, faults/s or share
+# of the faults is derived from it (they once read faults 0, -100%, shares 0)
+for i in 1 2 3 4; do
+	for s in n y; do
+		{
+			grep -v ',bpf,faults,' "$TMP/$s$i.csv"
+			printf '1.0,0,kvmmmu,,bpf,traced_ns,,1000000000,\n1.0,100,qemu,,bpf,path_tdp_mmu,,50,vm1\n'
+		} >"$TMP/nf$s$i.csv"
+	done
+done
+NF="N=$TMP/nfn1.csv,$TMP/nfn2.csv,$TMP/nfn3.csv,$TMP/nfn4.csv"
+"$DIFF" --all "$NF" "Y=$TMP/nfy1.csv,$TMP/nfy2.csv,$TMP/nfy3.csv,$TMP/nfy4.csv" >"$TMP/nofaults.out" 2>&1
+rc=$?
+check diff-sides/no-faults-rows-no-derived-figures "exit $rc: $(grep -E '^  (faults|ret_pf|path)' "$TMP/nofaults.out" | head -3)" \
+	eval '[ $rc = 0 ] && grep -q "^  fault_ns p99 " "$TMP/nofaults.out" &&
+		! grep -qE "^  (faults|ret_pf_fixed %|path_tdp_mmu %)" "$TMP/nofaults.out"'
+# a later side without them: its column shows none ("-"), as for any figure it lacks
+"$DIFF" --all "$N" "Y=$TMP/nfy1.csv,$TMP/nfy2.csv,$TMP/nfy3.csv,$TMP/nfy4.csv" "$Z" >"$TMP/nofaults.out" 2>&1
+l=$(faults_line "$TMP/nofaults.out")
+check diff-sides/no-faults-rows-side-shows-none "$l" \
+	eval 'echo "$l" | grep -qE "^  faults +102 ±  1% +- +102 ±  1% +~  \(p=1\.000 n=4\+4\)$"'
 if command -v gnuplot >/dev/null; then
 	"$DIFF" --plot "$TMP/three.svg" "$N" "$Y" "$Z" >/dev/null 2>"$TMP/plot.err"
 	check diff-sides/three-plot-every-side "$(cat "$TMP/plot.err") $(grep -o 'kvmmmu-diff: [^<]*' "$TMP/three.svg" | head -1)" \
