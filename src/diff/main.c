@@ -165,7 +165,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 /*
  * The --fail-on gates against every row, shown or not: each tripped row one
  * line on stderr (up to GATE_LINES a gate). 0, EXIT_GATE when one tripped,
- * 1 when a gate matches no figure (a gate that cannot trip guards nothing).
+ * 1 when a gate matches no figure, or none of a later side's (a gate that
+ * cannot trip guards nothing: with two sides, the same "matches nothing").
  */
 static int judge_gates(struct diff_env *env, const struct diff *d)
 {
@@ -173,6 +174,8 @@ static int judge_gates(struct diff_env *env, const struct diff *d)
 
 	for (int g = 0; g < env->n_gates; g++) {
 		struct diff_gate *gate = &env->gates[g];
+		size_t compared[MAX_SIDES] = {};
+		bool blind = false;
 
 		for (size_t i = 0; i < d->n_rows; i++) {
 			const struct diff_row *r = &d->rows[i];
@@ -182,6 +185,7 @@ static int judge_gates(struct diff_env *env, const struct diff *d)
 				continue;
 			gate->matched++;
 			for (size_t k = 1; k < d->n_sides; k++) {
+				compared[k] += r->n[k] > 0;
 				if (!r->n[k] ||
 				    !diff_gate_trips(gate, diff_delta(r, k), r->tested[k],
 						     r->p[k] < env->alpha))
@@ -201,6 +205,16 @@ static int judge_gates(struct diff_env *env, const struct diff *d)
 			elog("--fail-on '%s': no figure compared matches it", gate->spec);
 			return 1;
 		}
+		for (size_t k = 1; k < d->n_sides; k++) {
+			if (compared[k])
+				continue;
+			elog("--fail-on '%s': %s has no figure it matches (nothing to compare with "
+			     "%s)",
+			     gate->spec, d->sides[k]->name, d->sides[0]->name);
+			blind = true;
+		}
+		if (blind)
+			return 1;
 		if (gate->tripped > GATE_LINES)
 			elog("--fail-on '%s': and %zu more", gate->spec,
 			     gate->tripped - GATE_LINES);

@@ -208,6 +208,11 @@ gate one-run-delta-alone 3 "VM vm1 faults: y1 +49.5% from n1$" --fail-on '^fault
 bad fail-on-matches-nothing 1 --fail-on zzz "$N" "$Y"
 check diff-sides/fail-on-matches-nothing-says-so "$(cat "$TMP/bad.err")" \
 	grep -q "fail-on 'zzz': no figure compared matches it" "$TMP/bad.err"
+# a later side with none of the figures a gate matches cannot be judged by it:
+# an error naming the side, as two sides' "matches nothing" (it once passed)
+bad fail-on-side-lacks-it 1 --fail-on '^faults$' "$N" "Y=$TMP/nfy1.csv,$TMP/nfy2.csv,$TMP/nfy3.csv,$TMP/nfy4.csv" "$Z"
+check diff-sides/fail-on-side-lacks-it-says-which "$(cat "$TMP/bad.err")" \
+	grep -q "fail-on '^faults\$': Y has no figure it matches (nothing to compare with N)" "$TMP/bad.err"
 bad fail-on-bad-threshold 2 --fail-on 'faults:+10' "$N" "$Y"
 bad fail-on-bad-regex 2 --fail-on '(faults' "$N" "$Y"
 bad fail-on-no-metric 2 --fail-on ':+10%' "$N" "$Y"
