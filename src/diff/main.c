@@ -241,8 +241,9 @@ int main(int argc, char **argv)
 			err = 1;
 			goto out;
 		}
-		if (side_load(sides[n], env.args[n])) {
-			err = 1;
+		err = side_load(sides[n], env.args[n]);
+		if (err) {
+			err = err == SIDE_USAGE ? 2 : 1;
 			n++;
 			goto out;
 		}

@@ -44,14 +44,14 @@ int side_load(struct side *s, const char *arg)
 		if (!name_ok(arg, (size_t)(eq - arg))) {
 			elog("'%.*s': a side's name is 1 to %d letters, digits or ._+-:@",
 			     (int)(eq - arg), arg, SIDE_NAME_MAX);
-			return -EINVAL;
+			return SIDE_USAGE;
 		}
 		snprintf(s->name, sizeof(s->name), "%.*s", (int)(eq - arg), arg);
 		s->named = true;
 		list = strdup(eq + 1);
 	} else if (eq == arg) {
 		elog("'%s': a side's name is empty (NAME=FILES)", arg);
-		return -EINVAL;
+		return SIDE_USAGE;
 	} else {
 		/* one file: its name; several: a letter (sides_settle_names) */
 		if (!strchr(arg, ','))
@@ -64,7 +64,7 @@ int side_load(struct side *s, const char *arg)
 		if (s->n == MAX_RUNS) {
 			elog("side %s: more than %d runs", s->name[0] ? s->name : arg, MAX_RUNS);
 			free(list);
-			return -E2BIG;
+			return SIDE_USAGE;
 		}
 		if (run_load(&s->runs[s->n], f, err, sizeof(err))) {
 			run_free(&s->runs[s->n]); /* what it read before it refused */
@@ -77,7 +77,7 @@ int side_load(struct side *s, const char *arg)
 	free(list);
 	if (!s->n) {
 		elog("side %s has no files", s->name[0] ? s->name : arg);
-		return -EINVAL;
+		return SIDE_USAGE;
 	}
 	return 0;
 }

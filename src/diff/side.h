@@ -22,10 +22,14 @@ struct side {
 	size_t n;
 };
 
+/* side_load()'s answer to an ARG that is no side (a bad name, no files): a usage error */
+#define SIDE_USAGE 1
+
 /*
  * Loads ARG, "NAME=f1.csv,f2.csv" or "f1.csv[,f2.csv...]", into S. A side
  * the user did not name is named after its file ("runs/n1.csv": n1) when
- * it has one. 0, or -errno after one line on stderr.
+ * it has one. 0; or, after one line on stderr, SIDE_USAGE, or -errno for
+ * a file it could not read.
  */
 int side_load(struct side *s, const char *arg);
 /*

@@ -147,7 +147,7 @@ bad version 1 "$TMP/v9.csv" "$TMP/a1.csv"
 bad truncated-row 1 "$TMP/cut.csv" "$TMP/a1.csv"
 bad nothing-in-common 1 "$TMP/a1.csv" "$TMP/la1.csv"
 bad same-side-twice 2 "$TMP/a1.csv" "$TMP/a1.csv"
-bad empty-name 1 "=$TMP/a1.csv" "$TMP/b1.csv"
+bad empty-name 2 "=$TMP/a1.csv" "$TMP/b1.csv"
 bad one-side 2 "$TMP/a1.csv"
 bad bad-alpha 2 --alpha 2 "$TMP/a1.csv" "$TMP/b1.csv"
 # --plot is checked before anything is read (exit 2); gnuplot's own failure is one line

@@ -57,8 +57,11 @@ check diff-sides/csv-columns-named "$(head -1 "$TMP/files.csv")" \
 # bad input: one line on stderr, exit 1 (files) or 2 (usage)
 bad() { one_line_error "diff-sides/bad-$1" "$2" "$DIFF" "${@:3}"; }
 bad same-name-twice 2 "N=$TMP/n1.csv" "N=$TMP/y1.csv"
-bad name-with-comma-quote 1 "a\"b=$TMP/n1.csv" "$TMP/y1.csv"
-bad name-too-long 1 "$(printf 'x%.0s' $(seq 40))=$TMP/n1.csv" "$TMP/y1.csv"
+bad name-with-comma-quote 2 "a\"b=$TMP/n1.csv" "$TMP/y1.csv"
+bad name-too-long 2 "$(printf 'x%.0s' $(seq 40))=$TMP/n1.csv" "$TMP/y1.csv"
+bad name-with-space 2 "bad name=$TMP/n1.csv" "$TMP/y1.csv"
+bad name-empty 2 "=$TMP/n1.csv" "$TMP/y1.csv"
+bad side-without-files 2 "N=" "$TMP/y1.csv"
 many=()
 for i in 1 2 3 4 5 6 7 8 9; do many+=("S$i=$TMP/n1.csv"); done
 bad nine-sides 2 "${many[@]}"
