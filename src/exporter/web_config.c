@@ -40,6 +40,25 @@ static const char *scalar(const yaml_node_t *n)
 	return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
 }
 
+/*
+ * The key before PAIR in MAP that is PAIR's again, or NULL. libyaml keeps
+ * both; read in turn, the second would replace the first (its certificate
+ * leaked) or add to it: neither is what the file says, so it is refused.
+ */
+static const yaml_node_t *key_before(struct parse *p, const yaml_node_t *map,
+				     const yaml_node_pair_t *pair)
+{
+	const char *name = scalar(yaml_document_get_node(&p->doc, pair->key));
+
+	for (const yaml_node_pair_t *q = map->data.mapping.pairs.start; q < pair; q++) {
+		const yaml_node_t *k = yaml_document_get_node(&p->doc, q->key);
+
+		if (name && scalar(k) && !strcmp(scalar(k), name))
+			return k;
+	}
+	return NULL;
+}
+
 /* The whole of file NAME (relative to the config's directory) into *OUT. */
 static int read_file(struct parse *p, const yaml_node_t *n, const char *name, char **out)
 {
@@ -86,7 +105,7 @@ static int read_file(struct parse *p, const yaml_node_t *n, const char *name, ch
 static int parse_tls(struct parse *p, const yaml_node_t *map)
 {
 	const char *cert = NULL, *key = NULL;
-	const yaml_node_t *cert_node = map, *key_node = map;
+	const yaml_node_t *cert_node = map, *key_node = map, *first;
 	int err;
 
 	if (map->type != YAML_MAPPING_NODE)
@@ -99,6 +118,9 @@ static int parse_tls(struct parse *p, const yaml_node_t *map)
 
 		if (!name || !value)
 			return fail(p, k, "tls_server_config: expected NAME: VALUE");
+		if ((first = key_before(p, map, pair)))
+			return fail(p, k, "tls_server_config: '%s' twice (first on line %zu)", name,
+				    first->start_mark.line + 1);
 		if (!strcmp(name, "cert_file")) {
 			cert = value;
 			cert_node = v;
@@ -145,6 +167,7 @@ static bool bcrypt_hash(const char *h)
 static int parse_users(struct parse *p, const yaml_node_t *map)
 {
 	struct web_config *cfg = p->cfg;
+	const yaml_node_t *first;
 
 	if (map->type == YAML_SCALAR_NODE && !*scalar(map))
 		return 0; /* "basic_auth_users:" with nothing under it */
@@ -164,9 +187,9 @@ static int parse_users(struct parse *p, const yaml_node_t *map)
 		if (!bcrypt_hash(hash))
 			return fail(p, v, "basic_auth_users: '%s': not a bcrypt hash ($2y$...)",
 				    name);
-		for (size_t i = 0; i < cfg->n_users; i++)
-			if (!strcmp(cfg->users[i].name, name))
-				return fail(p, k, "basic_auth_users: '%s' twice", name);
+		if ((first = key_before(p, map, pair)))
+			return fail(p, k, "basic_auth_users: '%s' twice (first on line %zu)", name,
+				    first->start_mark.line + 1);
 		if (cfg->n_users == WEB_MAX_USERS)
 			return fail(p, k, "basic_auth_users: more than %d users", WEB_MAX_USERS);
 		cfg->users[cfg->n_users].name = strdup(name);
@@ -190,11 +213,15 @@ static int parse_root(struct parse *p)
 	     pair < root->data.mapping.pairs.top; pair++) {
 		const yaml_node_t *k = yaml_document_get_node(&p->doc, pair->key);
 		const yaml_node_t *v = yaml_document_get_node(&p->doc, pair->value);
+		const yaml_node_t *first = key_before(p, root, pair);
 		const char *name = scalar(k);
 		int err;
 
 		if (!name)
 			return fail(p, k, "expected a field name");
+		if (first)
+			return fail(p, k, "'%s' twice (first on line %zu)", name,
+				    first->start_mark.line + 1);
 		if (!strcmp(name, "tls_server_config"))
 			err = parse_tls(p, v);
 		else if (!strcmp(name, "basic_auth_users"))

@@ -137,6 +137,14 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -keyout "$
 printf 'basic_auth_users:\n  alice: %s\n' "$hash" >"$TMP/auth.yml"
 printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\nbasic_auth_users:\n  alice: %s\n' \
 	"$hash" >"$TMP/tls.yml"
+# a second tls_server_config once replaced the first (whose PEMs leaked): a
+# key twice is refused, at any level
+printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\ntls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n' \
+	>"$TMP/tls-twice.yml"
+bad config-tls-twice 1 --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/tls-twice.yml"
+out=$(timeout 20 "$EXP" --web.listen-address=127.0.0.1:0 --web.config.file="$TMP/tls-twice.yml" 2>&1)
+check exporter/config-tls-twice-names-the-line "$out" \
+	grep -q "line 4: 'tls_server_config' twice (first on line 1)" <<<"$out"
 start_exporter "$TMP/exp3.log" --web.config.file="$TMP/auth.yml"
 p3=$EPID
 A=http://127.0.0.1:$EPORT/metrics

@@ -53,7 +53,13 @@ static void refused(void **state)
 		const char *text, *why;
 	} bad[] = {
 		{"basic_auth_users:\n  alice: s3cret\n", "not a bcrypt hash"},
-		{"basic_auth_users:\n  alice: " ALICE "\n  alice: " ALICE "\n", "twice"},
+		{"basic_auth_users:\n  alice: " ALICE "\n  alice: " ALICE "\n",
+		 "line 3: basic_auth_users: 'alice' twice (first on line 2)"},
+		/* a key given twice: read in turn, the second replaced or added to the first */
+		{"basic_auth_users:\n  alice: " ALICE "\nbasic_auth_users:\n  bob: " ALICE "\n",
+		 "line 3: 'basic_auth_users' twice (first on line 1)"},
+		{"tls_server_config:\n  cert_file: a.pem\n  cert_file: b.pem\n  key_file: k.pem\n",
+		 "line 3: tls_server_config: 'cert_file' twice (first on line 2)"},
 		{"basic_auth_users: [alice]\n", "expected a mapping"},
 		{"tls_server_config:\n  cert_file: c.pem\n", "needs both"},
 		{"tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n  min_version: "
