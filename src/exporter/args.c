@@ -9,6 +9,7 @@
 #include "exporter.h"
 #include "parse.h"
 #include "sysinfo.h"
+#include "vm_name.h"
 
 enum {
 	OPT_LISTEN = 1000,
@@ -85,6 +86,20 @@ static const struct argp_option options[] = {
 };
 
 #define usage_error cli_usage_error
+
+/*
+ * A path a client can ask for as written: libmicrohttpd compares it with the
+ * request's path, which never holds a query ('?') or fragment ('#') and whose
+ * %XX escapes it decodes; the landing page links to it. So RFC 3986's path
+ * characters, unescaped (no space, control byte, quote or byte past ASCII).
+ */
+static bool plain_path(const char *path)
+{
+	static const char path_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					 "0123456789-._~!$&'()*+,;=:@/";
+
+	return path[0] == '/' && strspn(path, path_chars) == strlen(path);
+}
 
 /* [HOST]:PORT into L's socket address: ":PORT" is every address (IPv6 and IPv4). */
 static int parse_listen(const char *arg, struct exporter_listen *l)
@@ -174,10 +189,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env->exporter_metrics = false;
 		break;
 	case OPT_PATH:
-		if (arg[0] != '/' || !strcmp(arg, "/"))
-			usage_error("--web.telemetry-path '%s': expected a path such as /metrics "
-				    "(/ is the landing page)",
-				    arg);
+		if (!plain_path(arg))
+			usage_error("--web.telemetry-path '%s': expected a plain path such as "
+				    "/metrics (letters, digits, /-._~!$&'()*+,;=:@; no query, "
+				    "fragment, %%XX, space or control byte)",
+				    vm_name_escape(arg) ?: "?");
+		if (!strcmp(arg, "/"))
+			usage_error("--web.telemetry-path '/': / is the landing page (/metrics, "
+				    "say)");
 		env->telemetry_path = arg;
 		break;
 	case OPT_WEB_CONFIG:

@@ -123,6 +123,13 @@ bad listen-no-port 2 --web.listen-address=localhost
 bad listen-in-use 1 --web.listen-address=127.0.0.1:$EPORT1
 bad listen-not-mine 1 --web.listen-address=192.0.2.1:9486
 bad telemetry-path 2 --web.telemetry-path=metrics
+# a path no request can name as written (a query, a fragment, an escape, a
+# space, a control byte): it once started and 404'd every scrape
+bad telemetry-path-query 2 --web.telemetry-path='/metrics?x'
+bad telemetry-path-fragment 2 --web.telemetry-path='/metrics#x'
+bad telemetry-path-escape 2 --web.telemetry-path='/metrics%20x'
+bad telemetry-path-space 2 --web.telemetry-path='/metrics x'
+bad telemetry-path-newline 2 --web.telemetry-path="$(printf '/metrics\nx')"
 bad unknown-collector 2 --collector.nope
 bad no-collector-on 2 --collector.disable-defaults
 bad no-collector-on-but-per-vcpu 2 --collector.disable-defaults --collector.per_vcpu
