@@ -19,16 +19,20 @@ const char *section_name(int section)
 				       : kvmmmu_hist_names[section - SECTION_HIST0];
 }
 
-/* Sets SHOW's sections named in LIST; -EINVAL with the bad name in *bad. */
+/*
+ * Sets SHOW's sections named in LIST; -EINVAL with the bad name in *bad. An
+ * empty name ("", "default,,") is a bad one: strsep() keeps it, where
+ * strtok_r() skipped it unseen.
+ */
 static int parse_metrics_into(const char *list, bool show[N_SECTIONS], const char **bad)
 {
 	static char failed[64];
-	char *copy = strdup(list), *save = NULL, *tok;
+	char *copy = strdup(list), *rest = copy, *tok;
 	int err = 0;
 
 	if (!copy)
 		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok && !err; tok = strtok_r(NULL, ",", &save)) {
+	while (!err && (tok = strsep(&rest, ","))) {
 		int found = -1;
 
 		if (!strcmp(tok, "all")) {
@@ -58,9 +62,5 @@ static int parse_metrics_into(const char *list, bool show[N_SECTIONS], const cha
 int render_parse_metrics(const char *list, bool show[N_SECTIONS], const char **bad)
 {
 	memset(show, 0, N_SECTIONS * sizeof(show[0]));
-	if (!list[0]) {
-		*bad = "";
-		return -EINVAL;
-	}
 	return parse_metrics_into(list, show, bad);
 }

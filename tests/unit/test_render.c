@@ -308,6 +308,8 @@ static void csv_round_trip(void **state)
 /* --metric lists: words add up; "default" is the default set, which leaves memslot out. */
 static void metric_lists(void **state)
 {
+	static const char *const empty_names[] = {"default,,", "default,", ",default",
+						  "memslot,,paths", ","};
 	bool show[N_SECTIONS], with[N_SECTIONS];
 	const char *bad = NULL;
 	int n = 0;
@@ -335,6 +337,12 @@ static void metric_lists(void **state)
 	assert_int_equal(render_parse_metrics("default,nosuch", show, &bad), -EINVAL);
 	assert_string_equal(bad, "nosuch");
 	assert_int_equal(render_parse_metrics("", show, &bad), -EINVAL);
+	/* an empty name in a list is refused as an empty list is */
+	for (size_t i = 0; i < sizeof(empty_names) / sizeof(empty_names[0]); i++) {
+		bad = NULL;
+		assert_int_equal(render_parse_metrics(empty_names[i], show, &bad), -EINVAL);
+		assert_string_equal(bad, "");
+	}
 }
 
 /*
