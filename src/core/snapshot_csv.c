@@ -5,6 +5,7 @@
  * The CSV rows are cumulative, so the last report of a run holds the run.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,17 +298,28 @@ static const struct csv_record *contradiction(const struct csv_table *t,
 	return bad;
 }
 
+/* R's value as its file has it: "1e3" read as 1000 is not what was written. */
+static const char *as_written(const struct csv_record *r, char *buf, size_t len)
+{
+	if (r->value_text)
+		return r->value_text;
+	snprintf(buf, len, "%" PRIu64, r->u64);
+	return buf;
+}
+
 int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *why, size_t why_len)
 {
 	const struct csv_record *twice, *first = NULL;
 	struct loader l = {.snap = snap};
+	char value[32], other[32];
 	int err = 0;
 
 	memset(snap, 0, sizeof(*snap));
 	twice = contradiction(t, &first);
 	if (twice) {
-		snprintf(why, why_len, "line %ld: %s is %g, and %g on line %ld of the same report",
-			 twice->line, twice->metric, twice->value, first->value, first->line);
+		snprintf(why, why_len, "line %ld: %s is %s, and %s on line %ld of the same report",
+			 twice->line, twice->metric, as_written(twice, value, sizeof(value)),
+			 as_written(first, other, sizeof(other)), first->line);
 		return -EINVAL;
 	}
 	snap->sample_every = 1;
@@ -324,10 +336,9 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *wh
 				   */
 		if (r->kind != CSV_U64) {
 			snprintf(why, why_len,
-				 "line %ld: %s is a count, not %g (a non-negative integer, as "
-				 "kvmmmu "
-				 "writes it)",
-				 r->line, r->metric, r->value);
+				 "line %ld: %s is a count, not '%s' (a non-negative integer, as "
+				 "kvmmmu writes it)",
+				 r->line, r->metric, as_written(r, value, sizeof(value)));
 			err = -EINVAL;
 			break;
 		}

@@ -91,10 +91,11 @@ struct csv_record {
 	/* integers (counters, bucket counts) exactly as written, up to 2^64 - 1 */
 	enum csv_value_kind kind;
 	uint64_t u64;
-	double value; /* the value as a double, for either kind */
-	char *vm;     /* the VM's name; NULL when empty, or in a v1 file */
-	int vm_index; /* which of the process's VMs; 0 when empty, 1 before v3 */
-	long line;    /* line number in the file, for messages */
+	double value;	  /* the value as a double, for either kind */
+	char *value_text; /* CSV_F64: the value as written ("1e3"), for messages; else NULL */
+	char *vm;	  /* the VM's name; NULL when empty, or in a v1 file */
+	int vm_index;	  /* which of the process's VMs; 0 when empty, 1 before v3 */
+	long line;	  /* line number in the file, for messages */
 };
 
 struct csv_table {

@@ -363,15 +363,19 @@ int csv_read_stream(FILE *f, struct csv_table *t, char *err, size_t err_len)
 			}
 		}
 		if (!ret) {
-			t->rows[t->n_rows].line = c.line;
-			t->n_rows++;
-			/* comm, source, metric and le now belong to the row */
+			struct csv_record *r = &t->rows[t->n_rows++];
+
+			r->line = c.line;
+			/* comm, source, metric, le and a value that is no integer now belong to the
+			 * row */
+			r->value_text = r->kind == CSV_F64 ? fields[7] : NULL;
 			free(fields[0]);
 			free(fields[1]);
 			free(fields[3]);
 			if (!*fields[6])
 				free(fields[6]);
-			free(fields[7]);
+			if (!r->value_text)
+				free(fields[7]);
 			if (fields[8] && !*fields[8])
 				free(fields[8]);
 			free(fields[9]);
@@ -426,6 +430,7 @@ void csv_table_free(struct csv_table *t)
 		free(t->rows[i].source);
 		free(t->rows[i].metric);
 		free(t->rows[i].le);
+		free(t->rows[i].value_text);
 		free(t->rows[i].vm);
 	}
 	free(t->meta);

@@ -75,6 +75,16 @@ bad same-file-two-sides 2 "N=$TMP/n1.csv,$TMP/n2.csv" "Y=$TMP/y1.csv,$TMP/../${T
 ln -s "$TMP/y1.csv" "$TMP/link.csv"
 bad same-file-through-a-link 2 "$TMP/y1.csv" "$TMP/link.csv"
 
+# a bad number is quoted as written, not as read: '1e3' was 'not 1000'; two
+# values of a figure told apart, not both 1.23457e+07
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,1e3,vm1\n' >"$TMP/exp.csv"
+bad count-as-written 1 "$TMP/exp.csv" "$TMP/y1.csv"
+check diff-sides/count-as-written-says-so "$(cat "$TMP/bad.err")" grep -qF "line 3: faults is a count, not '1e3' (" "$TMP/bad.err"
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,12345678,vm1\n1.0,100,qemu,,bpf,faults,,12345679,vm1\n' >"$TMP/twice.csv"
+bad figure-twice-as-written 1 "$TMP/twice.csv" "$TMP/y1.csv"
+check diff-sides/figure-twice-as-written-says-so "$(cat "$TMP/bad.err")" \
+	grep -qF "line 4: faults is 12345679, and 12345678 on line 3 of the same report" "$TMP/bad.err"
+
 # metadata is whoever recorded the file's (a label, a command line): escaped
 # like VM names, no escape sequence reaches the terminal
 {
