@@ -47,6 +47,8 @@ struct snapshot {
 	__u64 timeline_capped; /* the oldest events that were not kept (TIMELINE_MAX_EVENTS) */
 	/* a snapshot read from CSV: the counters its file did not have (an older kvmmmu's) */
 	bool counter_absent[KVMMMU_N_COUNTERS];
+	/* ... and the histograms whose max it did not have (no NAME_max row) */
+	bool hist_max_absent[KVMMMU_N_HISTS];
 	/* a snapshot read from CSV: the VM names its rows point at */
 	char **names;
 	size_t n_names;

@@ -26,6 +26,7 @@ struct loader {
 	__u32 last_bucket;
 	__u64 last_count;
 	bool counter_seen[KVMMMU_N_COUNTERS];
+	bool hist_max_seen[KVMMMU_N_HISTS];
 };
 
 struct pid_index {
@@ -106,9 +107,11 @@ static int index_of(const char *const *names, int n, const char *name)
  * Histogram rows NAME (cumulative buckets by le), NAME_count, _sum, _max; 0
  * if not one, 1 if one, -EINVAL for a bucket below the one before it (its
  * report's rows come in le order: a drop is no histogram kvmmmu wrote).
+ * *MAX_SEEN (unless NULL) is set by a _max row: without one the max is not
+ * known, which its 0 must not claim.
  */
 static int set_hist(struct loader *l, struct kvmmmu_hist *h, const char *base,
-		    const struct csv_record *r)
+		    const struct csv_record *r, bool *max_seen)
 {
 	size_t n = strlen(base);
 	const char *suffix = r->metric + n;
@@ -135,8 +138,8 @@ static int set_hist(struct loader *l, struct kvmmmu_hist *h, const char *base,
 		h->count = r->u64;
 	else if (!strcmp(suffix, "_sum"))
 		h->sum_ns = r->u64;
-	else if (!strcmp(suffix, "_max"))
-		h->max_ns = r->u64;
+	else if (!strcmp(suffix, "_max") && (h->max_ns = r->u64, max_seen))
+		*max_seen = true;
 	else if (strncmp(suffix, "_p", 2)) /* percentiles: derived, not kept */
 		return 0;
 	return 1;
@@ -183,12 +186,13 @@ static int set_figure(struct loader *l, struct figures *f, const struct csv_reco
 		return 0;
 	}
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
-		if ((got = set_hist(l, &f->hist[h], kvmmmu_hist_names[h], r))) {
+		if ((got = set_hist(l, &f->hist[h], kvmmmu_hist_names[h], r,
+				    &l->hist_max_seen[h]))) {
 			s->hist_available[h] = true;
 			return got < 0 ? got : 0;
 		}
 	for (int m = 0; m < KVMMMU_LOCK_MODES; m++)
-		if ((got = set_hist(l, &f->lock_wait[m], kvmmmu_lock_hist_names[m], r))) {
+		if ((got = set_hist(l, &f->lock_wait[m], kvmmmu_lock_hist_names[m], r, NULL))) {
 			s->lock_ok = true;
 			return got < 0 ? got : 0;
 		}
@@ -382,6 +386,8 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *wh
 	}
 	for (int k = 0; k < KVMMMU_N_COUNTERS; k++)
 		snap->counter_absent[k] = snap->m.n_vms && !l.counter_seen[k];
+	for (int h = 0; h < KVMMMU_N_HISTS; h++)
+		snap->hist_max_absent[h] = !l.hist_max_seen[h];
 	for (size_t i = 0; i < snap->m.n_vms; i++) {
 		struct vm_row *vm = &snap->m.vms[i];
 

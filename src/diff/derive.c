@@ -47,8 +47,9 @@ static void phase_shares(struct run *r, const char *vm, int vcpu, const struct s
 	}
 }
 
+/* H's figures; its max only where the file had it (MAX_KNOWN): never a 0 for it */
 static void add_hist(struct run *r, const char *vm, int vcpu, const char *name,
-		     const struct kvmmmu_hist *h)
+		     const struct kvmmmu_hist *h, bool max_known)
 {
 	static const struct {
 		const char *suffix;
@@ -71,6 +72,8 @@ static void add_hist(struct run *r, const char *vm, int vcpu, const char *name,
 			s->key = qs[i].q == 0.99;
 		}
 	}
+	if (!max_known)
+		return;
 	snprintf(metric, sizeof(metric), "%s max", name);
 	s = add(r, vm, vcpu, metric, (double)h->max_ns);
 	if (s)
@@ -162,7 +165,8 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 	}
 	for (int h = 0; h < KVMMMU_N_HISTS; h++)
 		if (sn->hist_available[h])
-			add_hist(r, vm, vcpu, kvmmmu_hist_names[h], &f->hist[h]);
+			add_hist(r, vm, vcpu, kvmmmu_hist_names[h], &f->hist[h],
+				 !sn->hist_max_absent[h]);
 }
 
 /* kvmmmu-load's own phase figures (source "load"): times in seconds, per-phase fault counts. */

@@ -141,6 +141,19 @@ check diff-sides/no-faults-rows-no-derived-figures "exit $rc: $(grep -E '^  (fau
 l=$(faults_line "$TMP/nofaults.out")
 check diff-sides/no-faults-rows-side-shows-none "$l" \
 	eval 'echo "$l" | grep -qE "^  faults +102 ±  1% +- +102 ±  1% +~  \(p=1\.000 n=4\+4\)$"'
+# a histogram without its _max row has no max (it once read "fault_ns max 0");
+# with the row, the max as written
+"$DIFF" --all "$N" "$Y" >"$TMP/nomax.out" 2>&1
+for i in 1 2 3 4; do
+	sed 's/^\(.*\),fault_ns_count,,\([0-9]*\),vm1$/&\n\1,fault_ns_max,,1000,vm1/' "$TMP/n$i.csv" >"$TMP/mn$i.csv"
+	sed 's/^\(.*\),fault_ns_count,,\([0-9]*\),vm1$/&\n\1,fault_ns_max,,4000,vm1/' "$TMP/y$i.csv" >"$TMP/my$i.csv"
+done
+"$DIFF" --all "N=$TMP/mn1.csv,$TMP/mn2.csv,$TMP/mn3.csv,$TMP/mn4.csv" \
+	"Y=$TMP/my1.csv,$TMP/my2.csv,$TMP/my3.csv,$TMP/my4.csv" >"$TMP/max.out" 2>&1
+l=$(grep '^  fault_ns max' "$TMP/nomax.out" "$TMP/max.out" | head -2)
+check diff-sides/hist-max-only-where-written "$l" \
+	eval 'grep -q "^  fault_ns p99 " "$TMP/nomax.out" && ! grep -q "^  fault_ns max" "$TMP/nomax.out" &&
+		grep -qE "^  fault_ns max +1k ± +0% +4k ± +0% +\+300\.0%" "$TMP/max.out"'
 if command -v gnuplot >/dev/null; then
 	"$DIFF" --plot "$TMP/three.svg" "$N" "$Y" "$Z" >/dev/null 2>"$TMP/plot.err"
 	check diff-sides/three-plot-every-side "$(cat "$TMP/plot.err") $(grep -o 'kvmmmu-diff: [^<]*' "$TMP/three.svg" | head -1)" \
