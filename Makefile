@@ -85,7 +85,7 @@ $(OUTPUT)/kvmmmu-diff: $(call app_objs,diff) $(RENDER_OBJS) $(CORE_OBJS) $(LIB_O
 
 # HTTP (libmicrohttpd, with GnuTLS), the web config (libyaml), bcrypt (libcrypt), the
 # basic-auth cache's SHA-256 (nettle), capabilities
-EXPORTER_LIBS := -lmicrohttpd -lyaml -lcrypt -lcap -lnettle
+EXPORTER_LIBS := -lmicrohttpd -lyaml -lcrypt -lcap -lnettle -ldeflate
 $(OUTPUT)/kvmmmu-exporter: $(call app_objs,exporter) $(TRACING_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) $(EXPORTER_LIBS) -o $@
@@ -153,8 +153,9 @@ $(OUTPUT)/tests/tools/bpfscenarios: $(wildcard tests/tools/bpfscenarios_*.c) tes
 	$(OUTPUT)/skel/kcell.skel.h $(OUTPUT)/obj/trace/kernel_btf.o
 
 # prombench renders a synthetic fleet as a scrape does: the render and core layers,
-# and the exporter's process_* families
+# the exporter's process_* families, and its gzip (libdeflate; zlib's beside it)
 $(OUTPUT)/tests/tools/prombench: CPPFLAGS += -Isrc/exporter
+$(OUTPUT)/tests/tools/prombench: LDLIBS += -ldeflate
 $(OUTPUT)/tests/tools/prombench: $(RENDER_OBJS) $(CORE_OBJS) $(OUTPUT)/obj/exporter/process.o
 
 $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)

@@ -4,7 +4,7 @@
 set -eu
 PKGS="make gcc libc6-dev clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libcmocka-dev bpftrace qemu-system-x86 busybox-static cpio kmod xz-utils libncurses-dev tmux gnuplot-nox gdb strace
-python3-scipy libmicrohttpd-dev nettle-dev libyaml-dev libcap-dev prometheus python3-prometheus-client curl openssl
+python3-scipy libmicrohttpd-dev libdeflate-dev nettle-dev libyaml-dev libcap-dev prometheus python3-prometheus-client curl openssl
 pahole clang-format"
 missing=""
 for p in $PKGS; do

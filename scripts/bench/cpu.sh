@@ -79,8 +79,9 @@ cpu_cgroups_remove() {
 }
 
 # exporter_scrapes CGROUP: kvmmmu-exporter over the running VMs (in CGROUP,
-# a cgroup directory, when not empty), 200 scrapes, each timed by curl and by
-# the exporter itself (kvmmmu_scrape_duration_seconds); sets SCRAPE_MS,
+# a cgroup directory, when not empty), 200 scrapes gzipped as Prometheus asks
+# for them (curl --compressed; not before 2026-12-05), each timed by curl and
+# by the exporter itself (kvmmmu_scrape_duration_seconds); sets SCRAPE_MS,
 # SCRAPE_P99, SCRAPE_CURL_MS, SCRAPE_CPU_MS (CPU a scrape), SCRAPE_VCPUS (the
 # fewest vCPUs a scrape saw: every scrape must see the 64 to count),
 # EXP_SERIES, and its RSS after the first 20 and after all of them (a scrape
@@ -109,7 +110,7 @@ exporter_scrapes() {
 	: >"$TMP/scrape.vcpus"
 	cpu0=$(awk '{ print $14 + $15 }' /proc/"${TRACER_PIDS[0]}"/stat)
 	for ((i = 0; i < 200; i++)); do
-		curl -s -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
+		curl -s --compressed -o "$TMP/scrape.txt" -w '%{time_total}\n' "http://127.0.0.1:$EXP_PORT/metrics" >>"$TMP/scrape.curl"
 		awk '$1 == "kvmmmu_scrape_duration_seconds" { print $2 }' "$TMP/scrape.txt" >>"$TMP/scrape.self"
 		awk '/^kvmmmu_vm_vcpus/ { n += $2 } END { print n + 0 }' "$TMP/scrape.txt" >>"$TMP/scrape.vcpus"
 		[ $i = 19 ] && EXP_RSS0=$(awk '/^VmRSS:/ { print $2 }' /proc/"${TRACER_PIDS[0]}"/status)
@@ -165,7 +166,7 @@ cpu_phase() {
 		# the same VMs under kvmmmu-exporter, in their cgroup (as a shell starts them)
 		exporter_scrapes ""
 		EXP_MS=$SCRAPE_MS EXP_P99=$SCRAPE_P99 EXP_CPU_MS=$SCRAPE_CPU_MS EXP_VCPUS=$SCRAPE_VCPUS
-		echo "  kvmmmu-exporter in the VMs' cgroup: a scrape ($EXP_SERIES series, at least $EXP_VCPUS vCPUs) takes"
+		echo "  kvmmmu-exporter in the VMs' cgroup: a gzipped scrape ($EXP_SERIES series, at least $EXP_VCPUS vCPUs) takes"
 		echo "    ${EXP_MS} ms median, $EXP_P99 ms p99 (its own clock); curl sees $SCRAPE_CURL_MS ms median;"
 		echo "    $EXP_CPU_MS ms of CPU a scrape (utime + stime, and the main loop's upkeep meanwhile);"
 		echo "    RSS $EXP_RSS0 KiB after 20 scrapes, $EXP_RSS1 KiB after 200"

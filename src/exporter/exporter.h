@@ -39,7 +39,7 @@ struct exporter_env {
 struct MHD_Daemon;
 struct auth;
 struct exporter;
-struct z_stream_s; /* zlib's z_stream */
+struct libdeflate_compressor;
 
 /*
  * A scrape's text (LEN bytes, in a malloc()ed buffer of CAP): once sent it
@@ -68,8 +68,8 @@ struct exporter {
 	/* VMs a scrape showed with their final figures: they leave before the next */
 	int gone[EXPORTER_MAX_GONE];
 	size_t n_gone;
-	struct exporter_body *spare_body; /* the last one sent, for the next scrape (atomic) */
-	struct z_stream_s *gzip; /* the last scrape's deflate stream, for the next (atomic) */
+	struct exporter_body *spare_body;   /* the last one sent, for the next scrape (atomic) */
+	struct libdeflate_compressor *gzip; /* the last scrape's, for the next (atomic) */
 };
 
 /* Parses argv into ENV; exits with status 2 after one line on stderr on bad input. */

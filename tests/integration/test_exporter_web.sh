@@ -37,6 +37,9 @@ check exporter/405-put "got $(code -X PUT "$URL/metrics")" test "$(code -X PUT "
 curl -s -H 'Accept-Encoding: gzip' -D "$TMP/hz" -o "$TMP/scrape0.gz" "$URL/metrics"
 check exporter/gzip-when-asked "$(grep -i '^content-encoding\|^vary' "$TMP/hz" | tr -d '\r' | tr '\n' ' ')" \
 	eval 'grep -qix $'"'"'Content-Encoding: gzip\r'"'"' "$TMP/hz" && gunzip -c "$TMP/scrape0.gz" | grep -q "^# TYPE kvmmmu_page_faults_total counter"'
+# whole (its CRC and length hold), and every family of the plain scrape in it
+check exporter/gzip-whole "$(gunzip -t "$TMP/scrape0.gz" 2>&1)" \
+	eval 'gunzip -t "$TMP/scrape0.gz" && cmp -s <(grep "^# TYPE" "$TMP/scrape0") <(gunzip -c "$TMP/scrape0.gz" | grep "^# TYPE")'
 check exporter/no-gzip-unasked "$(grep -i '^content-encoding\|^vary' "$TMP/h" | tr -d '\r' | tr '\n' ' ')" \
 	eval '! grep -qi "^content-encoding" "$TMP/h" && grep -qix $'"'"'Vary: Accept-Encoding\r'"'"' "$TMP/h"'
 c=$(curl -s -H 'Accept-Encoding: gzip;Q=0, identity' -D - -o /dev/null "$URL/metrics" | grep -ci '^content-encoding')
