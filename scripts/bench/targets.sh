@@ -114,7 +114,7 @@ targets_report() {
 		printf '  ... on a 160x50 screen (tmux):                             %s%%  %s\n' "$TOP_TUI_PCT" \
 			"$(verdict "$TOP_TUI_PCT" 1)"
 	fi
-	printf '  exporter CPU <= 2 ms a scrape (gzipped), 8 VMs x 8 vCPUs under load:  %s ms  %s\n' "$EXP_CPU_MS" \
+	printf '  exporter CPU <= 2 ms a gzipped scrape, 8 VMs x 8 busy vCPUs: %s ms  %s\n' "$EXP_CPU_MS" \
 		"$(exp_verdict "$EXP_CPU_MS" 2)"
 	printf '    in a cgroup of its own (its systemd unit beside machine.slice): %s ms  %s\n' "$EXP_OWN_CPU_MS" \
 		"$(own_verdict "$EXP_OWN_CPU_MS" 2)"

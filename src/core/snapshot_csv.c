@@ -138,9 +138,11 @@ static int set_hist(struct loader *l, struct kvmmmu_hist *h, const char *base,
 		h->count = r->u64;
 	else if (!strcmp(suffix, "_sum"))
 		h->sum_ns = r->u64;
-	else if (!strcmp(suffix, "_max") && (h->max_ns = r->u64, max_seen))
-		*max_seen = true;
-	else if (strncmp(suffix, "_p", 2)) /* percentiles: derived, not kept */
+	else if (!strcmp(suffix, "_max")) {
+		h->max_ns = r->u64;
+		if (max_seen)
+			*max_seen = true;
+	} else if (strncmp(suffix, "_p", 2)) /* percentiles: derived, not kept */
 		return 0;
 	return 1;
 }

@@ -252,8 +252,9 @@ int main(int argc, char **argv)
 		err = 2;
 		goto out;
 	}
-	if (sides_check_files(sides, (size_t)n)) {
-		err = 2;
+	err = sides_check_files(sides, (size_t)n);
+	if (err) {
+		err = err == SIDE_USAGE ? 2 : 1;
 		goto out;
 	}
 	if (diff_build(&d, sides, (size_t)n, env.filter ? &env.re : NULL, env.holm)) {

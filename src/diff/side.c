@@ -37,7 +37,7 @@ static void name_after_file(char *buf, size_t len, const char *path)
 int side_load(struct side *s, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	char *list, *save = NULL, err[512];
+	char *list, *rest, *f, err[512];
 
 	/* NAME=FILES: a name without '/' before the '=' (a path may hold '=' further on) */
 	if (eq && eq > arg && !memchr(arg, '/', (size_t)(eq - arg))) {
@@ -60,7 +60,15 @@ int side_load(struct side *s, const char *arg)
 	}
 	if (!list)
 		return -ENOMEM;
-	for (char *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+	for (rest = list; (f = strsep(&rest, ","));) {
+		/* "a.csv,,b.csv" or "N=a.csv,": a slip, not a run fewer */
+		if (!*f && (s->n || rest)) {
+			elog("side %s: an empty file name in its list", s->name[0] ? s->name : arg);
+			free(list);
+			return SIDE_USAGE;
+		}
+		if (!*f)
+			break; /* "N=": no files, said below */
 		if (s->n == MAX_RUNS) {
 			elog("side %s: more than %d runs", s->name[0] ? s->name : arg, MAX_RUNS);
 			free(list);
@@ -114,13 +122,16 @@ int sides_settle_names(struct side **sides, size_t n)
 	return 0;
 }
 
+/* A run's file, as stat() names it: one file under two paths is one. */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	const char *path;
+};
+
 int sides_check_files(struct side **sides, size_t n)
 {
-	struct file {
-		dev_t dev;
-		ino_t ino;
-		const char *path;
-	} * seen;
+	struct file_id *seen;
 	size_t n_seen = 0, total = 0;
 	int err = 0;
 
@@ -143,10 +154,10 @@ int sides_check_files(struct side **sides, size_t n)
 					elog("'%s' and '%s' are the same file: a run counts once, "
 					     "on one side",
 					     seen[j].path, path);
-					err = -EINVAL;
+					err = SIDE_USAGE;
 					break;
 				}
-			seen[n_seen++] = (struct file){st.st_dev, st.st_ino, path};
+			seen[n_seen++] = (struct file_id){st.st_dev, st.st_ino, path};
 		}
 	free(seen);
 	return err;

@@ -39,9 +39,9 @@ int side_load(struct side *s, const char *arg);
  */
 int sides_settle_names(struct side **sides, size_t n);
 /*
- * 0, or -EINVAL after one line on stderr when one file is a run twice (on
+ * 0; SIDE_USAGE after one line on stderr when one file is a run twice (on
  * one side, or on two): its copies would count as runs, and their
- * agreement as significance.
+ * agreement as significance; -ENOMEM.
  */
 int sides_check_files(struct side **sides, size_t n);
 void side_free(struct side *s);

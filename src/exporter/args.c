@@ -90,15 +90,28 @@ static const struct argp_option options[] = {
 /*
  * A path a client can ask for as written: libmicrohttpd compares it with the
  * request's path, which never holds a query ('?') or fragment ('#') and whose
- * %XX escapes it decodes; the landing page links to it. So RFC 3986's path
- * characters, unescaped (no space, control byte, quote or byte past ASCII).
+ * %XX escapes it decodes; the landing page links to it, unescaped. So RFC
+ * 3986's path characters but '&' (an HTML entity in the link), no space,
+ * control byte, quote or byte past ASCII; and no empty, "." or ".." segment,
+ * which browsers and curl resolve away ("//host/x" is even another host).
  */
 static bool plain_path(const char *path)
 {
 	static const char path_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-					 "0123456789-._~!$&'()*+,;=:@/";
+					 "0123456789-._~!$'()*+,;=:@/";
 
-	return path[0] == '/' && strspn(path, path_chars) == strlen(path);
+	if (path[0] != '/' || strspn(path, path_chars) != strlen(path))
+		return false;
+	for (const char *seg = path + 1;;) {
+		size_t len = strcspn(seg, "/");
+
+		if ((!len && seg[len]) || (len == 1 && seg[0] == '.') ||
+		    (len == 2 && !strncmp(seg, "..", 2)))
+			return false;
+		if (!seg[len])
+			return true;
+		seg += len + 1;
+	}
 }
 
 /* [HOST]:PORT into L's socket address: ":PORT" is every address (IPv6 and IPv4). */
@@ -190,10 +203,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_PATH:
 		if (!plain_path(arg))
-			usage_error("--web.telemetry-path '%s': expected a plain path such as "
-				    "/metrics (letters, digits, /-._~!$&'()*+,;=:@; no query, "
-				    "fragment, %%XX, space or control byte)",
-				    vm_name_escape(arg) ?: "?");
+			usage_error(
+				"--web.telemetry-path '%s': expected a plain path such as "
+				"/metrics (letters, digits, /-._~!$'()*+,;=:@; no query, "
+				"fragment, %%XX, &, space, control byte, empty, . or .. segment)",
+				vm_name_escape(arg) ?: "?");
 		if (!strcmp(arg, "/"))
 			usage_error("--web.telemetry-path '/': / is the landing page (/metrics, "
 				    "say)");

@@ -112,6 +112,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	struct hist_env *env = state->input;
 	uint64_t v;
 	const char *bad;
+	int err;
 
 	if (session_args_parse(&env->session, key, arg))
 		return 0;
@@ -143,8 +144,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env->timestamp = true;
 		break;
 	case OPT_METRIC:
-		if (render_parse_metrics(arg, env->show, &bad))
+		err = render_parse_metrics(arg, env->show, &bad);
+		if (err == -EINVAL && !*bad)
+			usage_error(state, "--metric '%s': an empty name in the list", arg);
+		else if (err == -EINVAL)
 			usage_error(state, "--metric: unknown metric '%s' (see --help)", bad);
+		else if (err)
+			usage_error(state, "--metric: %s", strerror(-err));
 		break;
 	case OPT_CSV:
 		env->csv_path = arg;

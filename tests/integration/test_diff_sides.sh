@@ -62,6 +62,10 @@ bad name-too-long 2 "$(printf 'x%.0s' $(seq 40))=$TMP/n1.csv" "$TMP/y1.csv"
 bad name-with-space 2 "bad name=$TMP/n1.csv" "$TMP/y1.csv"
 bad name-empty 2 "=$TMP/n1.csv" "$TMP/y1.csv"
 bad side-without-files 2 "N=" "$TMP/y1.csv"
+# an empty name in a side's list is a slip, not a run fewer (it was skipped)
+bad side-empty-file-between 2 "N=$TMP/n1.csv,,$TMP/n2.csv" "$TMP/y1.csv"
+bad side-empty-file-after 2 "N=$TMP/n1.csv," "$TMP/y1.csv"
+check diff-sides/side-empty-file-says-so "$(cat "$TMP/bad.err")" grep -q 'side N: an empty file name in its list' "$TMP/bad.err"
 many=()
 for i in 1 2 3 4 5 6 7 8 9; do many+=("S$i=$TMP/n1.csv"); done
 bad nine-sides 2 "${many[@]}"

@@ -133,6 +133,13 @@ bad telemetry-path-fragment 2 --web.telemetry-path='/metrics#x'
 bad telemetry-path-escape 2 --web.telemetry-path='/metrics%20x'
 bad telemetry-path-space 2 --web.telemetry-path='/metrics x'
 bad telemetry-path-newline 2 --web.telemetry-path="$(printf '/metrics\nx')"
+# ... or that a browser or curl resolves to another (the landing page links
+# to it): an empty segment ("//h/x" is another host), ".", "..", and "&"
+bad telemetry-path-other-host 2 --web.telemetry-path=//example.org/metrics
+bad telemetry-path-empty-segment 2 --web.telemetry-path=/a//metrics
+bad telemetry-path-dot 2 --web.telemetry-path=/./metrics
+bad telemetry-path-dot-dot 2 --web.telemetry-path=/a/../metrics
+bad telemetry-path-ampersand 2 --web.telemetry-path='/m&amp;x'
 bad unknown-collector 2 --collector.nope
 bad no-collector-on 2 --collector.disable-defaults
 bad no-collector-on-but-per-vcpu 2 --collector.disable-defaults --collector.per_vcpu
