@@ -271,6 +271,14 @@ static size_t figure_hash(const struct csv_record *r)
 	return hash_str(hash_str(hash_str(h, r->metric), r->comm), r->le ? r->le : "");
 }
 
+/* Whether A and B hold one value: counts compared whole (a double holds 2^53 exactly). */
+static bool same_value(const struct csv_record *a, const struct csv_record *b)
+{
+	if (a->kind == CSV_U64 && b->kind == CSV_U64)
+		return a->u64 == b->u64;
+	return a->value == b->value;
+}
+
 /*
  * A figure twice in one report with two values: which one holds? Neither is
  * kvmmmu's (a later report repeats figures with a later ts: that one holds).
@@ -297,7 +305,7 @@ static const struct csv_record *contradiction(const struct csv_table *t,
 			at = (at + 1) & (cap - 1);
 		if (!seen[at])
 			seen[at] = i + 1;
-		else if (t->rows[seen[at] - 1].value != r->value)
+		else if (!same_value(&t->rows[seen[at] - 1], r))
 			bad = r, *first = &t->rows[seen[at] - 1];
 	}
 	free(seen);

@@ -88,6 +88,9 @@ printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu
 bad figure-twice-as-written 1 "$TMP/twice.csv" "$TMP/y1.csv"
 check diff-sides/figure-twice-as-written-says-so "$(cat "$TMP/bad.err")" \
 	grep -qF "line 4: faults is 12345679, and 12345678 on line 3 of the same report" "$TMP/bad.err"
+# ... and two counts past 2^53, which are one double, are still two values
+printf '# kvmmmu-csv 2\nts,pid,comm,vcpu,source,metric,le,value,vm\n1.0,100,qemu,,bpf,faults,,9007199254740993,vm1\n1.0,100,qemu,,bpf,faults,,9007199254740992,vm1\n' >"$TMP/twice53.csv"
+bad figure-twice-past-2-53 1 "$TMP/twice53.csv" "$TMP/y1.csv"
 
 # metadata is whoever recorded the file's (a label, a command line): escaped
 # like VM names, no escape sequence reaches the terminal
