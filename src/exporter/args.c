@@ -202,12 +202,18 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		env->exporter_metrics = false;
 		break;
 	case OPT_PATH:
-		if (!plain_path(arg))
+		if (!plain_path(arg)) {
+			/* escaped (a newline keeps the error one line), then freed: exit follows */
+			char *esc = vm_name_escape(arg), shown[256];
+
+			snprintf(shown, sizeof(shown), "%s", esc ? esc : "?");
+			free(esc);
 			usage_error(
 				"--web.telemetry-path '%s': expected a plain path such as "
 				"/metrics (letters, digits, /-._~!$'()*+,;=:@; no query, "
 				"fragment, %%XX, &, space, control byte, empty, . or .. segment)",
-				vm_name_escape(arg) ?: "?");
+				shown);
+		}
 		if (!strcmp(arg, "/"))
 			usage_error("--web.telemetry-path '/': / is the landing page (/metrics, "
 				    "say)");
