@@ -22,7 +22,9 @@ report() { echo "$*"; echo "$*" >>"$RESULTS"; }
 # its own, not another run's; it is named in a failure, then removed.
 KVMMMU_TEST_TMP=$(mktemp -d /tmp/kvmmmu-run.XXXXXX)
 export KVMMMU_TEST_TMP
-trap 'rm -rf "$KVMMMU_TEST_TMP"' EXIT
+# ... and the results file, unless the caller keeps it; also when the run is
+# stopped (a killed run left its /tmp/kvmmmu-results.* behind)
+trap 'rm -rf "$KVMMMU_TEST_TMP"; [ -n "${KVMMMU_RESULTS:-}" ] || rm -f "$RESULTS"' EXIT
 temp_dirs() { find "$KVMMMU_TEST_TMP" -mindepth 1 -maxdepth 1 2>/dev/null | sort; }
 left_behind() { # FILE
 	local d
