@@ -41,6 +41,13 @@ one_line_error() {
 		fail "$name" "exit $rc (want $want), $lines lines: $(head -c 300 "$TMP/bad.err")"
 	fi
 }
+# proc_state PID: the process state letter (R, S, T, Z, ...), or "gone"
+proc_state() {
+	local line
+	read -r line 2>/dev/null <"/proc/$1/stat" || { echo gone; return; }
+	line=${line#*) }
+	echo "${line%% *}"
+}
 need_kvm() {
 	if [ "$(id -u)" != 0 ]; then echo "not root"; return 1; fi
 	if [ ! -c /dev/kvm ]; then echo "no /dev/kvm"; return 1; fi

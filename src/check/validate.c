@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +32,11 @@
 static volatile sig_atomic_t interrupted;
 static int stopped_pid;		   /* to resume on any way out */
 static struct deathwatch watchdog; /* resumes the VM if we die */
+/*
+ * Whether we stopped the VM, shared with the watchdog (a process of its
+ * own): it resumes only a VM we stopped, never one the user had stopped.
+ */
+static volatile bool *we_stopped;
 
 static void on_signal(int sig)
 {
@@ -68,16 +74,27 @@ static bool all_stopped(int pid)
 	return all;
 }
 
-/* A stopped VMM is never left behind, even if we are killed while it is stopped. */
+/* A VMM we stopped is never left behind, even if we are killed while it is stopped. */
 static void resume_stopped_vm(void *vm_pid)
 {
-	kill((pid_t)(long)vm_pid, SIGCONT);
+	if (*we_stopped)
+		kill((pid_t)(long)vm_pid, SIGCONT);
+}
+
+/* Whether PID runs and every thread of it is stopped (by the user: not by us yet). */
+static bool found_stopped(int pid)
+{
+	return !kill(pid, 0) && all_stopped(pid);
 }
 
 static int pause_vm(int pid)
 {
 	struct timespec tick = {0, 1000000};
 
+	/* stopped already, it has no fault in flight: it is read as it is, and left so */
+	if (found_stopped(pid))
+		return 0;
+	*we_stopped = true;
 	if (kill(pid, SIGSTOP))
 		return -errno;
 	stopped_pid = pid;
@@ -94,6 +111,7 @@ static void resume_vm(void)
 	if (stopped_pid)
 		kill(stopped_pid, SIGCONT);
 	stopped_pid = 0;
+	*we_stopped = false;
 }
 
 /* KVM's counters of PID in the session (taken at its open), or NULL. */
@@ -302,7 +320,11 @@ int check_validate(const struct check_env *env)
 	signal(SIGHUP, on_signal);
 	signal(SIGQUIT, on_signal);
 	signal(SIGPIPE, SIG_IGN);
-	err = deathwatch_start(&watchdog, resume_stopped_vm, (void *)(long)pid);
+	we_stopped = mmap(NULL, sizeof(*we_stopped), PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	err = we_stopped == MAP_FAILED
+		      ? -errno
+		      : deathwatch_start(&watchdog, resume_stopped_vm, (void *)(long)pid);
 	if (err) {
 		elog("--validate: cannot start the watchdog that resumes the VM: %s",
 		     strerror(-err));
@@ -310,9 +332,10 @@ int check_validate(const struct check_env *env)
 		proc_spec_free(&spec);
 		return 1;
 	}
-	printf("Validating kvmmmu against KVM's counters for pid %d over %.3g s "
-	       "(the VM is paused twice, a few ms each, for exact snapshots)\n",
-	       pid, env->validate_secs);
+	printf("Validating kvmmmu against KVM's counters for pid %d over %.3g s (%s)\n", pid,
+	       env->validate_secs,
+	       found_stopped(pid) ? "the VM is stopped: read as it is, and left stopped"
+				  : "the VM is paused twice, a few ms each, for exact snapshots");
 	err = snapshot(&s, &before, pid, true);
 	window.tv_sec = (time_t)env->validate_secs;
 	window.tv_nsec = (long)((env->validate_secs - (double)window.tv_sec) * 1e9);
@@ -322,6 +345,7 @@ int check_validate(const struct check_env *env)
 		err = snapshot(&s, &after, pid, false);
 	resume_vm();
 	deathwatch_stop(&watchdog);
+	munmap((void *)we_stopped, sizeof(*we_stopped));
 	if (interrupted) {
 		elog("--validate: interrupted");
 		err = -EINTR;

@@ -29,6 +29,8 @@ bool log_verbose;
 
 static volatile sig_atomic_t exiting;
 static volatile pid_t child_pid; /* for the signal handler: the command run under us */
+static volatile sig_atomic_t summary_started;
+static char forced_msg[160]; /* what a forced exit leaves behind, said from the handler */
 
 struct hist_run {
 	struct hist_env env;
@@ -41,24 +43,59 @@ struct hist_run {
 	bool have_facts;
 };
 
+#define BURST_NS 1000000000LL /* signals this close to the first are one request */
+
+static long long monotonic_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t); /* async-signal-safe */
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void say(const char *msg)
+{
+	if (write(STDERR_FILENO, msg, strlen(msg)) < 0) {
+		/* nothing left to tell it with */
+	}
+}
+
 /*
- * The first SIGINT, SIGTERM or SIGHUP ends tracing and prints the summary. A
- * second one means "now": the command is killed and we leave at once (the
- * kernel detaches BPF programs as their links' fds close with us).
+ * The first SIGINT, SIGTERM or SIGHUP ends tracing and prints the summary.
+ * One request often arrives as several signals: timeout(1) sends its child
+ * one and then its process group another, a Ctrl-C reaches every process of
+ * the group. Signals within BURST_NS of the first are that same request.
+ * A later one asks to hurry: before the summary, the command is killed
+ * (SIGTERM's grace period skipped) and the summary still comes; once the
+ * summary is being written, we leave at once (the kernel detaches BPF
+ * programs as their links' fds close with us).
  */
 static void on_signal(int sig)
 {
-	static const char msg[] = "kvmmmu-hist: second signal: exiting now, summary lost\n";
+	static long long first_ns;
+	static int requests;
+	long long now = monotonic_ns();
 
 	if (!exiting) {
 		exiting = sig;
+		first_ns = now;
+		requests = 1;
 		return;
 	}
-	if (child_pid > 0)
+	if (now - first_ns < BURST_NS)
+		return;
+	first_ns = now; /* a new burst */
+	if (!summary_started && ++requests == 2 && child_pid > 0) {
 		kill(child_pid, SIGKILL);
-	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
-		/* nothing left to tell it with */
+		say("kvmmmu-hist: second signal: command killed; the summary follows "
+		    "(a third exits without it)\n");
+		return;
 	}
+	if (!summary_started && requests == 2) {
+		say("kvmmmu-hist: second signal: the summary follows (a third exits without it)\n");
+		return;
+	}
+	say(forced_msg);
 	_exit(128 + sig);
 }
 
@@ -266,6 +303,12 @@ int main(int argc, char **argv)
 	hist_parse_args(argc, argv, &r.env);
 	/* stdout carries nothing but CSV with --csv - */
 	r.out = r.env.csv_path && !strcmp(r.env.csv_path, "-") ? stderr : stdout;
+	snprintf(forced_msg, sizeof(forced_msg), "kvmmmu-hist: exiting now, summary lost%s%s%s\n",
+		 r.env.csv_path && strcmp(r.env.csv_path, "-") ? "; '" : "",
+		 r.env.csv_path && strcmp(r.env.csv_path, "-") ? r.env.csv_path : "",
+		 r.env.csv_path && strcmp(r.env.csv_path, "-")
+			 ? "' holds the whole reports written before (each is written whole)"
+			 : "");
 	handle_signals();
 	log_verbose = r.env.verbose;
 	libbpf_set_print(log_libbpf);
@@ -298,7 +341,9 @@ int main(int argc, char **argv)
 	}
 	if (fflush(r.out) && errno == EPIPE)
 		exiting = SIGPIPE; /* | head -1: nobody wants more */
-	session_start(&r.s);
+	/* a signal during the attach ended the run before it began: the command never runs */
+	if (!exiting)
+		session_start(&r.s);
 
 	err = run(&r);
 	session_stop(&r.s);
@@ -306,6 +351,7 @@ int main(int argc, char **argv)
 	if (!err && r.env.slower_ns)
 		err = print_slow(&r); /* the last ones, before the summary */
 	if (!err) {
+		summary_started = 1;
 		fprintf(r.out, "\n%s\n", r.env.interval ? "Summary (whole run):" : "Summary:");
 		err = report(&r, NULL, true);
 	}
@@ -318,7 +364,10 @@ int main(int argc, char **argv)
 		model_free(&final);
 	}
 	/* the command's own status, as time(1) and perf record give it: scripts test it */
-	if (!err && r.env.command && WIFEXITED(r.s.cmd.status) && WEXITSTATUS(r.s.cmd.status)) {
+	if (!err && r.env.command && r.s.cmd.never_ran) {
+		elog("'%s' was not started: tracing ended before it could run", r.env.command[0]);
+	} else if (!err && r.env.command && WIFEXITED(r.s.cmd.status) &&
+		   WEXITSTATUS(r.s.cmd.status)) {
 		elog("'%s' exited with status %d", r.env.command[0], WEXITSTATUS(r.s.cmd.status));
 		command_status = WEXITSTATUS(r.s.cmd.status);
 	} else if (!err && r.env.command && WIFSIGNALED(r.s.cmd.status) && !r.s.cmd.stopped) {

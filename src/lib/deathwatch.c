@@ -10,6 +10,27 @@
 #include "log.h"
 
 #define GOODBYE 'x'
+#define MAX_HELPERS 8
+
+/* the helpers alive: our children that are no command's (command_orphans()) */
+static pid_t helpers[MAX_HELPERS];
+
+bool deathwatch_is_helper(pid_t pid)
+{
+	for (size_t i = 0; i < MAX_HELPERS; i++)
+		if (helpers[i] == pid)
+			return true;
+	return false;
+}
+
+static void remember(pid_t old, pid_t pid)
+{
+	for (size_t i = 0; i < MAX_HELPERS; i++)
+		if (helpers[i] == old) {
+			helpers[i] = pid;
+			return;
+		}
+}
 
 int deathwatch_start(struct deathwatch *w, void (*on_death)(void *arg), void *arg)
 {
@@ -47,6 +68,7 @@ int deathwatch_start(struct deathwatch *w, void (*on_death)(void *arg), void *ar
 	close(p[0]);
 	w->pid = pid;
 	w->fd = p[1];
+	remember(0, pid);
 	return 0;
 }
 
@@ -60,5 +82,6 @@ void deathwatch_stop(struct deathwatch *w)
 	/* that child, not any: a command's other helpers are its children too */
 	while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	remember(w->pid, 0);
 	w->pid = 0;
 }

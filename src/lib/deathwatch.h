@@ -2,6 +2,7 @@
 #ifndef KVMMMU_DEATHWATCH_H
 #define KVMMMU_DEATHWATCH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -20,5 +21,7 @@ struct deathwatch {
 int deathwatch_start(struct deathwatch *w, void (*on_death)(void *arg), void *arg);
 /* We are done: W leaves without running it, and is reaped. */
 void deathwatch_stop(struct deathwatch *w);
+/* Whether PID is one of our live helpers (a child that is not a command's). */
+bool deathwatch_is_helper(pid_t pid);
 
 #endif

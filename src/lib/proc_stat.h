@@ -7,6 +7,7 @@
 
 struct proc_stat {
 	char state;			 /* 3 */
+	int ppid;			 /* 4 */
 	unsigned long long utime, stime; /* 14, 15: clock ticks */
 	unsigned long long starttime;	 /* 22: clock ticks after boot */
 	unsigned long long vsize;	 /* 23: bytes */

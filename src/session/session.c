@@ -283,7 +283,7 @@ int session_poll_fd(const struct session *s)
 
 bool session_done(struct session *s)
 {
-	return command_done(&s->cmd) || targets_gone(s);
+	return command_done(&s->cmd, s->opts.command ? s->opts.command[0] : "") || targets_gone(s);
 }
 
 /*
