@@ -9,6 +9,11 @@
 int parse_size(const char *s, uint64_t *bytes);
 /* --region SIZE: a power of two from 4K to 1T, as its log2 into *SHIFT; 0, or -EINVAL. */
 int parse_region_shift(const char *s, unsigned int *shift);
+/*
+ * Numbers on every kvmmmu command line are decimal: digits, and for seconds
+ * and milliseconds one '.' ("0.5", ".5"); no sign, exponent or hex ("0x10",
+ * "1e3" are refused, as --sample has always refused them).
+ */
 /* Decimal integer within [min, max]. */
 int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /*

@@ -206,7 +206,7 @@ static int parse_duration(const char *opt, const char *arg, double *out)
 
 	if (err) {
 		elog("%s: '%s' %s: expected " PARSE_SECONDS_RANGE, opt, arg,
-		     err == -ERANGE ? "is out of range" : "is not a number");
+		     err == -ERANGE ? "is out of range" : "is not a decimal number");
 		return -1;
 	}
 	return 0;
