@@ -63,12 +63,11 @@ int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 }
 
 /*
- * A plain decimal number from MIN to MAX: digits, with at most one '.'
- * ("2", "0.5", ".5"), as --sample's integers are digits alone. No sign, no
- * exponent, no hex: strtod() takes "0x10" and "1e3", which no other option
- * does, and a user who typed them likely meant something else.
+ * As --sample's integers are digits alone: no sign, no exponent, no hex.
+ * strtod() takes "0x10" and "1e3", which no other option does, and a user
+ * who typed them likely meant something else.
  */
-static int parse_decimal(const char *s, double min, double max, double *out)
+int parse_decimal(const char *s, double min, double max, double *out)
 {
 	size_t digits, frac = 0;
 	char *end;
