@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "log.h"
 #include "parse.h"
+#include "procs.h"
 #include "session_args.h"
 #include "sysinfo.h"
 
@@ -79,19 +80,36 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case 'h':
 		argp_state_help(state, stdout, ARGP_HELP_STD_HELP);
 		break;
-	case OPT_VALIDATE:
+	case OPT_VALIDATE: {
+		/* which VM is the user's to say: a spec that is none is a usage error, before any
+		 * probing */
+		struct proc_spec spec;
+		char why[160];
+
+		if (proc_spec_init(&spec, arg)) {
+			proc_spec_why(arg, why, sizeof(why));
+			proc_spec_free(&spec);
+			usage_error("--validate '%s': %s", arg, why);
+		}
+		proc_spec_free(&spec);
 		env->validate = arg;
 		break;
-	case ARGP_KEY_ARG:
-		if (state->arg_num > 0)
+	}
+	case ARGP_KEY_ARG: {
+		double secs;
+
+		/* (argp hands arguments over after every option: --validate is known by now) */
+		if (!env->validate && !parse_seconds(arg, &secs))
+			usage_error("unexpected argument '%s': a duration goes with --validate",
+				    arg);
+		if (!env->validate || state->arg_num > 0)
 			usage_error("unexpected argument '%s' (see --help)", arg);
 		if (parse_seconds(arg, &env->validate_secs))
 			usage_error("the --validate duration '%s': expected " PARSE_SECONDS_RANGE,
 				    arg);
 		break;
+	}
 	case ARGP_KEY_END:
-		if (env->validate_secs && !env->validate)
-			usage_error("a duration goes with --validate");
 		if (!env->validate_secs)
 			env->validate_secs = 5;
 		break;

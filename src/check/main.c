@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cli.h"
 #include "log.h"
 #include "sysinfo.h"
 
@@ -121,7 +122,9 @@ int main(int argc, char **argv)
 	}
 
 	if (env.validate) {
-		return check_validate(&env);
+		int rc = check_validate(&env);
+
+		return cli_flush_stdout() ? 1 : rc;
 	}
 	printf("kvmmmu-check %s: what this host offers for tracing the KVM MMU, and what kvmmmu "
 	       "uses\n",
@@ -144,5 +147,6 @@ int main(int argc, char **argv)
 	if (st.collector_open)
 		collector_close(&st.c);
 	kernel_btf_free(&st.kb);
-	return failure ? 1 : 0;
+	/* a report lost on its way (a full disk) is no verdict */
+	return cli_flush_stdout() || failure ? 1 : 0;
 }

@@ -142,15 +142,14 @@ static int snapshot(struct session *s, struct model *m, int pid, bool rebase)
 static int find_one(const char *spec_text, int *pid)
 {
 	struct proc_spec spec;
+	char why[160];
 	int pids[64], n;
 
-	if (!*spec_text) {
-		elog("--validate '': an empty name would match every process");
-		return -EINVAL;
-	}
+	/* (check_parse_args() refused such text already, as a usage error) */
 	if (proc_spec_init(&spec, spec_text)) {
+		proc_spec_why(spec_text, why, sizeof(why));
 		proc_spec_free(&spec);
-		elog("--validate '%s': not a PID nor a valid name pattern", spec_text);
+		elog("--validate '%s': %s", spec_text, why);
 		return -EINVAL;
 	}
 	n = procs_find("/proc", &spec, 1, getpid(), pids, 64);

@@ -62,19 +62,30 @@ int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* A plain decimal number ("2", "0.5": no sign, no exponent needed) from MIN to MAX. */
-static int parse_decimal(const char *s, double min, double max, double *out)
+/*
+ * As --sample's integers are digits alone: no sign, no exponent, no hex.
+ * strtod() takes "0x10" and "1e3", which no other option does, and a user
+ * who typed them likely meant something else.
+ */
+int parse_decimal(const char *s, double min, double max, double *out)
 {
+	size_t digits, frac = 0;
 	char *end;
 	double v;
 
-	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+	if (!s)
+		return -EINVAL;
+	digits = strspn(s, "0123456789");
+	if (s[digits] == '.')
+		frac = strspn(s + digits + 1, "0123456789");
+	if (!digits && !frac)
+		return -EINVAL;
+	if (s[digits + (s[digits] == '.' ? 1 + frac : 0)])
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || *end || !isfinite(v))
-		return -EINVAL;
-	if (v < min || v > max)
+	/* a decimal too long to be a double is out of range, not garbage */
+	if (errno || !isfinite(v) || v < min || v > max)
 		return -ERANGE;
 	*out = v;
 	return 0;

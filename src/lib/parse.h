@@ -9,12 +9,22 @@
 int parse_size(const char *s, uint64_t *bytes);
 /* --region SIZE: a power of two from 4K to 1T, as its log2 into *SHIFT; 0, or -EINVAL. */
 int parse_region_shift(const char *s, unsigned int *shift);
+/*
+ * Numbers on every kvmmmu command line are decimal: digits, and for seconds
+ * and milliseconds one '.' ("0.5", ".5"); no sign, exponent or hex ("0x10",
+ * "1e3" are refused, as --sample has always refused them).
+ */
 /* Decimal integer within [min, max]. */
 int parse_u64_range(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /*
+ * A decimal number ("2", "0.5", ".5": digits, at most one '.') from MIN to
+ * MAX; -EINVAL for other text, -ERANGE outside the range.
+ */
+int parse_decimal(const char *s, double min, double max, double *out);
+/*
  * Seconds as a decimal number ("2", "0.5") from 1 ms to 366 days: shorter
  * is no window at all, longer a typo (and past what the timers keep exact).
- * -EINVAL for text that is not a number, -ERANGE outside the range.
+ * -EINVAL for text that is not a decimal number, -ERANGE outside the range.
  */
 int parse_seconds(const char *s, double *secs);
 /*

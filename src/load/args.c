@@ -42,7 +42,8 @@ static const char usage[] =
 	"      --guest-mode MODE  long (64-bit, default), pae, 32bit (2-level paging,\n"
 	"                         4 MiB pages) or nonpaging: which of KVM's fault\n"
 	"                         handlers the faults reach under shadow paging\n"
-	"                         (32-bit modes: test memory at 1 GiB, 2 GiB at most);\n"
+	"                         (32-bit modes: test memory at 1 GiB, 2 GiB at most;\n"
+	"                         pae and 32bit need a host that runs 32-bit paging);\n"
 	"                         or cr0wp: long mode at CPL0, turning CR0.WP off and\n"
 	"                         on around every store (2 MMU role changes a page)\n"
 	"      --dirty-log ITERS  write passes with dirty logging enabled (default 0)\n"
@@ -206,7 +207,7 @@ static int parse_duration(const char *opt, const char *arg, double *out)
 
 	if (err) {
 		elog("%s: '%s' %s: expected " PARSE_SECONDS_RANGE, opt, arg,
-		     err == -ERANGE ? "is out of range" : "is not a number");
+		     err == -ERANGE ? "is out of range" : "is not a decimal number");
 		return -1;
 	}
 	return 0;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "load.h"
 #include "log.h"
@@ -325,6 +326,42 @@ struct kvm_cpuid2 *guest_supported_cpuid(int kvm_fd)
 	return NULL;
 }
 
+/*
+ * Whether the vCPU kept the mode KVM_SET_SREGS gave it. A host that cannot
+ * run a mode may drop a bit of it without a word (PVM clears CR0.PG outside
+ * long mode), and the guest's first store then triple-faults: say what the
+ * host lacks instead.
+ */
+static int check_mode_kept(const struct vcpu *v, const struct kvm_sregs *want)
+{
+	struct kvm_sregs got;
+	const char *lost = NULL;
+
+	if (ioctl(v->fd, KVM_GET_SREGS, &got) < 0) {
+		elog("vCPU %d: KVM_GET_SREGS: %s", v->id, strerror(errno));
+		return -1;
+	}
+	if ((want->cr0 & CR0_PE) && !(got.cr0 & CR0_PE))
+		lost = "CR0.PE (protected mode)";
+	else if ((want->cr0 & CR0_PG) && !(got.cr0 & CR0_PG))
+		lost = "CR0.PG (paging)";
+	else if ((want->cr4 & CR4_PAE) && !(got.cr4 & CR4_PAE))
+		lost = "CR4.PAE";
+	else if ((want->cr4 & CR4_PSE) && !(got.cr4 & CR4_PSE))
+		lost = "CR4.PSE (4 MiB pages)";
+	else if ((want->efer & EFER_LMA) && !(got.efer & EFER_LMA))
+		lost = "EFER.LMA (long mode)";
+	if (!lost)
+		return 0;
+	elog("--guest-mode %s: this host's KVM cannot run such a guest: it drops %s from the "
+	     "vCPU's registers%s",
+	     guest_mode_name(v->vm->mode), lost,
+	     access("/sys/module/kvm_pvm", F_OK)
+		     ? ""
+		     : " (kvm_pvm: PVM runs paged guests in long mode only)");
+	return -1;
+}
+
 int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 {
 	enum guest_mode mode = v->vm->mode;
@@ -365,6 +402,8 @@ int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid)
 		     code.dpl, strerror(errno));
 		return -1;
 	}
+	if (check_mode_kept(v, &sregs))
+		return -1;
 
 	memset(&regs, 0, sizeof(regs));
 	regs.rip = code_gpa(v->id);

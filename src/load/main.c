@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "load.h"
 #include "log.h"
 #include "sysinfo.h"
@@ -381,7 +382,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	ret = load_parse_args(argc, argv, &o);
 	if (ret)
-		return ret > 0 ? 0 : EXIT_USAGE;
+		return ret > 0 ? cli_flush_stdout() : EXIT_USAGE; /* --help, --version */
 	if (check_memory(&o))
 		return EXIT_USAGE;
 	kvm_fd = kvm_open_dev();
@@ -418,5 +419,8 @@ out:
 	}
 out_kvm:
 	close(kvm_fd);
+	/* the timings and statistics lost on their way (a full disk) are a failed run */
+	if (cli_flush_stdout())
+		ret = 1;
 	return ret;
 }

@@ -8,7 +8,7 @@
 
 void session_add_specs(struct proc_spec *specs, int *n, int max, const char *arg)
 {
-	char one[256];
+	char one[256], why[160];
 	size_t len;
 
 	if (!*arg)
@@ -22,8 +22,15 @@ void session_add_specs(struct proc_spec *specs, int *n, int max, const char *arg
 		if (*n == max)
 			cli_usage_error("too many -p processes (at most %d)", max);
 		snprintf(one, sizeof(one), "%.*s", (int)len, p);
-		if (len >= sizeof(one) || proc_spec_init(&specs[*n], one))
-			cli_usage_error("-p '%s': not a PID nor a valid name pattern", one);
+		if (len >= sizeof(one))
+			cli_usage_error(
+				"-p '%.*s...': a name pattern of %zu characters (at most %zu)", 40,
+				p, len, sizeof(one) - 1);
+		if (proc_spec_init(&specs[*n], one)) {
+			proc_spec_why(one, why, sizeof(why));
+			proc_spec_free(&specs[*n]);
+			cli_usage_error("-p '%s': %s", one, why);
+		}
 		(*n)++;
 		if (!p[len])
 			break;

@@ -22,22 +22,33 @@ static bool all_digits(const char *s)
 	return true;
 }
 
+/* "4242", and "-1" or "0": written as a PID, whether or not it is one. */
+static bool pid_syntax(const char *s)
+{
+	return all_digits(*s == '-' ? s + 1 : s);
+}
+
 int proc_spec_init(struct proc_spec *s, const char *text)
 {
 	memset(s, 0, sizeof(*s));
 	if (!*text)
 		return -EINVAL; /* an empty pattern would match every process */
-	s->text = strdup(text);
-	if (!s->text)
-		return -ENOMEM;
-	if (all_digits(text)) {
-		long pid = strtol(text, NULL, 10);
+	if (pid_syntax(text)) {
+		/* "-1" or "0" as a name would match the comms that contain it: no user means that
+		 */
+		long pid = *text == '-' ? 0 : strtol(text, NULL, 10);
 
-		if (pid <= 0 || pid > INT_MAX)
-			return -EINVAL;
+		if (pid <= 0 || pid > PROC_SPEC_PID_MAX)
+			return -ERANGE;
+		s->text = strdup(text);
+		if (!s->text)
+			return -ENOMEM;
 		s->pid = (int)pid;
 		return 0;
 	}
+	s->text = strdup(text);
+	if (!s->text)
+		return -ENOMEM;
 	s->regex = malloc(sizeof(regex_t));
 	if (!s->regex)
 		return -ENOMEM;
@@ -47,6 +58,31 @@ int proc_spec_init(struct proc_spec *s, const char *text)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+void proc_spec_why(const char *text, char *buf, size_t len)
+{
+	regex_t re;
+	int err;
+
+	if (!*text) {
+		snprintf(buf, len, "an empty name would match every process");
+		return;
+	}
+	if (pid_syntax(text)) {
+		snprintf(buf, len, "not a valid PID (a PID is from 1 to %d)", PROC_SPEC_PID_MAX);
+		return;
+	}
+	err = regcomp(&re, text, REG_EXTENDED | REG_NOSUB);
+	if (!err) {
+		regfree(&re);
+		snprintf(buf, len, "%s", strerror(ENOMEM));
+		return;
+	}
+	/* regerror() names what is wrong: "Unmatched [, [^, ...", "Invalid preceding regular
+	 * expression" */
+	snprintf(buf, len, "not a valid name pattern (an extended regular expression): ");
+	regerror(err, &re, buf + strlen(buf), len - strlen(buf));
 }
 
 void proc_spec_free(struct proc_spec *s)

@@ -13,7 +13,16 @@ struct proc_spec {
 	void *regex;
 };
 
+/* The largest PID a spec takes: what a pid_t holds (the kernel's own limit is lower). */
+#define PROC_SPEC_PID_MAX 2147483647
+/*
+ * TEXT as a spec: digits are a PID (from 1 to PROC_SPEC_PID_MAX), and "-1"
+ * or "0" no PID (-ERANGE), not a name; anything else an extended regex
+ * (-EINVAL when it is none, as when TEXT is empty). Free with proc_spec_free().
+ */
 int proc_spec_init(struct proc_spec *s, const char *text);
+/* Why proc_spec_init() refused TEXT, into BUF: "not a valid PID (a PID is from 1 to ...)". */
+void proc_spec_why(const char *text, char *buf, size_t len);
 void proc_spec_free(struct proc_spec *s);
 bool proc_spec_matches(const struct proc_spec *s, int pid, const char *comm);
 /* Whether one of N SPECS matches PID by COMM, or else by its VM's name (read from PROC_ROOT). */

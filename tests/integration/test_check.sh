@@ -28,8 +28,25 @@ check "check/usage: unknown option exits 2 with one line" "wrong status or outpu
 check "check/usage: stray argument exits 2 with one line" "wrong status or output" \
 	one_line_exit 2 "$CHECK" extra
 out=$("$CHECK" extra 2>&1)
-check "check/usage: stray argument named as the --validate duration" "$out" \
-	eval 'echo "$out" | grep -q "the --validate duration '"'"'extra'"'"'"'
+check "check/usage: stray argument named as such, not as a --validate duration" "$out" \
+	eval 'echo "$out" | grep -q "^kvmmmu-check: unexpected argument '"'"'extra'"'"'" &&
+		! echo "$out" | grep -q -- --validate'
+out=$("$CHECK" 5 2>&1)
+check "check/usage: a duration alone says it goes with --validate" "$out" \
+	eval 'echo "$out" | grep -q "^kvmmmu-check: unexpected argument '"'"'5'"'"': a duration goes with --validate"'
+# a --validate VM that cannot be one is a usage error (2), not "they disagree" (1)
+for spec in '' 0 '[' -1 4294967297; do
+	one_line_error "check/usage: --validate '$spec' exits 2" 2 "$CHECK" --validate "$spec"
+done
+check "check/usage: --validate 4294967297 says what a PID is" "$(cat "$TMP/bad.err")" \
+	grep -q "^kvmmmu-check: --validate '4294967297': not a valid PID (a PID is from 1 to 2147483647)$" "$TMP/bad.err"
+# getopt's messages start with the command's name, not the path it was run by
+one_line_error "check/usage: unknown option named by the command's name" 2 "$CHECK" -x
+# what --help prints is checked too: into a full disk it is an error
+"$CHECK" --help >/dev/full 2>"$TMP/full.err"
+rc=$?
+check "check/help-to-full-disk" "exit $rc: $(cat "$TMP/full.err")" \
+	eval '[ $rc = 1 ] && [ "$(cat "$TMP/full.err")" = "kvmmmu-check: stdout: No space left on device" ]'
 
 # the tracepoints kvmmmu-hist's default parts attach are named as theirs, not "not used"
 out=$("$CHECK" 2>&1)
@@ -68,6 +85,17 @@ if [ "$(id -u)" != 0 ]; then
 	skip "check/report" "not root"
 	exit 0
 fi
+
+# the report into a full disk: lost, so an error in one line, not exit 0
+"$CHECK" >/dev/full 2>"$TMP/full.err"
+rc=$?
+check "check/report-to-full-disk" "exit $rc: $(head -c 300 "$TMP/full.err")" \
+	eval '[ $rc = 1 ] && [ "$(cat "$TMP/full.err")" = "kvmmmu-check: stdout: No space left on device" ]'
+# into a pipe whose reader leaves, as before: SIGPIPE, no message
+"$CHECK" 2>"$TMP/pipe.err" | head -1 >/dev/null
+rc=${PIPESTATUS[0]}
+check "check/report-into-head" "exit $rc: $(head -c 300 "$TMP/pipe.err")" \
+	eval '{ [ $rc = 141 ] || [ $rc = 0 ]; } && [ ! -s "$TMP/pipe.err" ]'
 
 "$CHECK" >"$OUT" 2>"$TMP/check.err"
 rc=$?

@@ -419,6 +419,21 @@ rc=$?
 check hist/command-stopped-by-duration "exit $rc, want 0" test $rc = 0
 bad huge-duration 2 -d 1e300
 bad tiny-interval 2 0.00001
+# -p: a number is a PID (1 to 2147483647) or refused as one, never a name pattern
+for p in 0 4294967297 -1; do
+	one_line_error "hist/p-$p-not-a-pid" 2 "$HIST" -p "$p" -d 1
+	check "hist/p-$p-says-pid-range" "$(cat "$TMP/bad.err")" \
+		grep -q "^kvmmmu-hist: -p '$p': not a valid PID (a PID is from 1 to 2147483647)$" "$TMP/bad.err"
+done
+one_line_error hist/p-bad-regex 2 "$HIST" -p 'qemu(' -d 1
+check hist/p-bad-regex-says-why "$(cat "$TMP/bad.err")" grep -q "not a valid name pattern" "$TMP/bad.err"
+# numbers are decimal everywhere: --slower refuses hex and exponents as --sample does
+one_line_error hist/slower-hex 2 "$HIST" --slower 0x10
+one_line_error hist/slower-exponent 2 "$HIST" --slower 1e1
+one_line_error hist/duration-hex 2 "$HIST" -d 0x10
+# getopt's messages name the command, not the path it was run by
+one_line_error hist/unknown-option-short-name 2 "$HIST" --no-such-option
+one_line_error hist/missing-argument-short-name 2 "$HIST" -p
 if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	# a forced mode that this kernel cannot give fails; it does not fall back
 	bad forced-kprobe 1 --probe-mode kprobe -d 1

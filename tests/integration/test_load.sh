@@ -205,6 +205,34 @@ u=$("$LOAD" --usage 2>&1)
 check load/usage-synopsis "$(echo "$u" | head -2)" \
 	eval 'echo "$u" | head -1 | grep -q "^USAGE: kvmmmu-load" && ! echo "$u" | grep -q "^OPTIONS:"'
 bad mmio-not-long-mode 2 --mmio 5 --guest-mode pae
+# the report into a full disk is lost: an error in one line, exit 1 (not 0)
+"$LOAD" --mem 4M >/dev/full 2>"$TMP/full.err"
+rc=$?
+check load/report-to-full-disk "exit $rc: $(head -c 300 "$TMP/full.err")" \
+	eval '[ $rc = 1 ] && [ "$(cat "$TMP/full.err")" = "kvmmmu-load: stdout: No space left on device" ]'
+"$LOAD" --help >/dev/full 2>"$TMP/full.err"
+rc=$?
+check load/help-to-full-disk "exit $rc: $(head -c 300 "$TMP/full.err")" \
+	eval '[ $rc = 1 ] && [ "$(cat "$TMP/full.err")" = "kvmmmu-load: stdout: No space left on device" ]'
+# a reader that leaves early ends it as before: SIGPIPE, no message
+"$LOAD" --mem 4M --passes 3 2>"$TMP/pipe.err" | head -1 >/dev/null
+rc=${PIPESTATUS[0]}
+check load/report-into-head "exit $rc: $(head -c 300 "$TMP/pipe.err")" \
+	eval '{ [ $rc = 141 ] || [ $rc = 0 ]; } && [ ! -s "$TMP/pipe.err" ]'
+# 32-bit guests: run where the host can, else one line that says what it lacks
+# (PVM keeps no CR0.PG outside long mode), never a triple fault and a register dump
+for mode in 32bit pae; do
+	"$LOAD" --guest-mode $mode --mem 4M >"$TMP/g.out" 2>"$TMP/g.err"
+	rc=$?
+	if [ $rc = 0 ]; then
+		check load/guest-mode-$mode-runs "$(grep -m1 'Write passes' "$TMP/g.out")" \
+			grep -q '^Write passes completed: 1$' "$TMP/g.out"
+	else
+		check load/guest-mode-$mode-host-cannot "exit $rc: $(head -c 300 "$TMP/g.err")" \
+			eval '[ $rc = 1 ] && [ "$(wc -l <"$TMP/g.err")" = 1 ] &&
+				grep -q "^kvmmmu-load: --guest-mode $mode: this host'"'"'s KVM cannot run such a guest: it drops " "$TMP/g.err"'
+	fi
+done
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"

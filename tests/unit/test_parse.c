@@ -73,8 +73,27 @@ static void seconds(void **state)
 	assert_int_equal(parse_seconds("1s", &s), -EINVAL);
 	assert_int_equal(parse_seconds("nan", &s), -EINVAL);
 	assert_int_equal(parse_seconds("-1", &s), -EINVAL);
-	/* bounded both ways: 1e300 once made a window that compared nothing */
-	assert_int_equal(parse_seconds("1e300", &s), -ERANGE);
+	/* decimals only, as every number option takes them: no exponent, no hex */
+	assert_int_equal(parse_seconds("1e300", &s), -EINVAL);
+	assert_int_equal(parse_seconds("1e3", &s), -EINVAL);
+	assert_int_equal(parse_seconds("0x10", &s), -EINVAL);
+	assert_int_equal(parse_seconds("0x1p4", &s), -EINVAL);
+	assert_int_equal(parse_seconds("infinity", &s), -EINVAL);
+	assert_int_equal(parse_seconds(" 2", &s), -EINVAL);
+	assert_int_equal(parse_seconds("+2", &s), -EINVAL);
+	assert_int_equal(parse_seconds(".", &s), -EINVAL);
+	assert_int_equal(parse_seconds("1.2.3", &s), -EINVAL);
+	assert_int_equal(parse_seconds("1.", &s), 0);
+	assert_true(s == 1.0);
+	/* bounded both ways: a huge window once compared nothing */
+	assert_int_equal(
+		parse_seconds("1000000000000000000000000000000000000000000000000000000000000000000"
+			      "0000000000000000000000000000000000000000000000000000000000000000000"
+			      "0000000000000000000000000000000000000000000000000000000000000000000"
+			      "0000000000000000000000000000000000000000000000000000000000000000000"
+			      "0000000000000000000000000000000000000000000000000000000000000000000",
+			      &s),
+		-ERANGE);
 	assert_int_equal(parse_seconds("31622401", &s), -ERANGE);
 	assert_int_equal(parse_seconds("31622400", &s), 0);
 	assert_int_equal(parse_seconds("0.0009", &s), -ERANGE);
@@ -98,6 +117,9 @@ static void millis(void **state)
 	assert_int_equal(parse_millis_ns("5ms", &ns), -EINVAL);
 	assert_int_equal(parse_millis_ns("-1", &ns), -EINVAL);
 	assert_int_equal(parse_millis_ns("inf", &ns), -EINVAL);
+	/* what --sample 0x10 always refused, --slower refuses too */
+	assert_int_equal(parse_millis_ns("0x10", &ns), -EINVAL);
+	assert_int_equal(parse_millis_ns("1e1", &ns), -EINVAL);
 	assert_int_equal(parse_millis_ns("", &ns), -EINVAL);
 }
 

@@ -124,6 +124,39 @@ static void spec_matches_like_pgrep(void **state)
 	proc_spec_free(&s);
 }
 
+/* Written as a PID is a PID or refused, never a name that matches comms by their digits. */
+static void pid_out_of_range_is_no_name(void **state)
+{
+	static const char *const bad[] = {"0",		"-1",	      "-0",
+					  "4294967297", "2147483648", "99999999999999999999999"};
+	struct proc_spec s;
+	char why[160];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(proc_spec_init(&s, bad[i]), -ERANGE);
+		assert_null(s.regex);
+		proc_spec_free(&s);
+		proc_spec_why(bad[i], why, sizeof(why));
+		assert_string_equal(why, "not a valid PID (a PID is from 1 to 2147483647)");
+	}
+	assert_int_equal(proc_spec_init(&s, "2147483647"), 0);
+	assert_int_equal(s.pid, 2147483647);
+	proc_spec_free(&s);
+	/* a name that starts with a letter or holds digits stays a name */
+	assert_int_equal(proc_spec_init(&s, "qemu-1"), 0);
+	assert_non_null(s.regex);
+	assert_int_equal(s.pid, 0);
+	proc_spec_free(&s);
+	assert_int_equal(proc_spec_init(&s, "vm-1"), 0);
+	assert_int_equal(s.pid, 0);
+	proc_spec_free(&s);
+	proc_spec_why("qemu(", why, sizeof(why));
+	assert_non_null(strstr(why, "not a valid name pattern"));
+	proc_spec_why("", why, sizeof(why));
+	assert_string_equal(why, "an empty name would match every process");
+}
+
 static void finds_processes(void **state)
 {
 	struct proc_spec s[2];
@@ -226,6 +259,7 @@ static void vcpu_ids_from_thread_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pid_out_of_range_is_no_name),
 		cmocka_unit_test(spec_matches_like_pgrep),
 		cmocka_unit_test(finds_processes),
 		cmocka_unit_test(maps_threads_to_vcpus),
