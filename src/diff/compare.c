@@ -26,11 +26,11 @@ static double quantile_of(const char *metric)
 	return -1;
 }
 
-/* A row for S with every side's values of it, unless no later side has it. 0 or -ENOMEM. */
+/* A row for S with every side's values of it: a side without it has none (n 0). 0 or -ENOMEM. */
 static int add_row(struct diff *d, const struct scalar *s)
 {
 	struct diff_row *r = array_grow(d->rows, d->n_rows + 1, &d->cap, sizeof(*d->rows));
-	size_t others = 0;
+	size_t sides = 0;
 
 	if (!r)
 		return -ENOMEM;
@@ -51,14 +51,23 @@ static int add_row(struct diff *d, const struct scalar *s)
 			if (v)
 				r->v[d->off[k] + r->n[k]++] = v->value;
 		}
-		others += k ? r->n[k] : 0;
+		sides += r->n[k] > 0;
 	}
-	if (!others) {
-		free(r->v);
-		return 0;
-	}
+	d->compared += sides > 1;
 	d->n_rows++;
 	return 0;
+}
+
+/* Whether S, of side K's run I, is a row already: that run had it before, or an earlier run. */
+static bool seen_before(struct side **sides, size_t k, size_t i, const struct scalar *s)
+{
+	if (run_find(&sides[k]->runs[i], s->vm, s->vcpu, s->metric) != s)
+		return true;
+	for (size_t x = 0; x <= k; x++)
+		for (size_t y = 0; y < (x < k ? sides[x]->n : i); y++)
+			if (run_find(&sides[x]->runs[y], s->vm, s->vcpu, s->metric))
+				return true;
+	return false;
 }
 
 static void test_row(struct diff *d, struct diff_row *r)
@@ -77,7 +86,7 @@ static void test_row(struct diff *d, struct diff_row *r)
 							      diff_values(d, r, k), r->n[k])
 				       : 1;
 		d->tests += r->tested[k];
-		if (q >= 0 && r->key->hist && r->n[k]) {
+		if (q >= 0 && r->key->hist && r->n[0] && r->n[k]) {
 			side_pool(d->sides[k], r->key, &h);
 			r->same_bucket[k] = stats_hist_quantile_bucket(&h0, q) ==
 					    stats_hist_quantile_bucket(&h, q);
@@ -110,7 +119,6 @@ static int holm(struct diff *d)
 int diff_build(struct diff *d, struct side **sides, size_t n_sides, const regex_t *filter,
 	       bool holm_adjust)
 {
-	const struct side *first = sides[0];
 	int err;
 
 	memset(d, 0, sizeof(*d));
@@ -120,23 +128,24 @@ int diff_build(struct diff *d, struct side **sides, size_t n_sides, const regex_
 		d->off[k] = d->runs;
 		d->runs += sides[k]->n;
 	}
-	/* rows: every (VM, vCPU, metric) of the first side's runs, once */
-	for (size_t i = 0; i < first->n; i++) {
-		for (size_t k = 0; k < first->runs[i].n; k++) {
-			const struct scalar *s = &first->runs[i].s[k];
-			bool have;
+	/*
+	 * rows: every (VM, vCPU, metric) of any side's runs, once, the first
+	 * side's first: a VM one side lacks is shown, its absence too
+	 */
+	for (size_t k = 0; k < n_sides; k++)
+		for (size_t i = 0; i < sides[k]->n; i++) {
+			const struct run *run = &sides[k]->runs[i];
 
-			if (filter && regexec(filter, s->metric, 0, NULL, 0))
-				continue;
-			d->matched = true;
-			/* a row already: this run had it before, or an earlier run (O(1) a run) */
-			have = run_find(&first->runs[i], s->vm, s->vcpu, s->metric) != s;
-			for (size_t x = 0; x < i && !have; x++)
-				have = run_find(&first->runs[x], s->vm, s->vcpu, s->metric) != NULL;
-			if (!have && (err = add_row(d, s)))
-				return err;
+			for (size_t j = 0; j < run->n; j++) {
+				const struct scalar *s = &run->s[j];
+
+				if (filter && regexec(filter, s->metric, 0, NULL, 0))
+					continue;
+				d->matched = true;
+				if (!seen_before(sides, k, i, s) && (err = add_row(d, s)))
+					return err;
+			}
 		}
-	}
 	for (size_t i = 0; i < d->n_rows; i++)
 		test_row(d, &d->rows[i]);
 	return holm_adjust ? holm(d) : 0;
@@ -160,7 +169,7 @@ double diff_delta(const struct diff_row *r, size_t s)
 
 bool diff_changed(const struct diff_row *r, size_t s, double alpha)
 {
-	if (!r->n[s])
-		return false;
+	if (!r->n[0] || !r->n[s])
+		return false; /* on one side only: nothing to compare, no change */
 	return r->tested[s] ? r->p[s] < alpha : r->median[s] != r->median[0];
 }

@@ -3,10 +3,10 @@
 #define KVMMMU_DIFF_COMPARE_H
 
 /*
- * The rows of a comparison: every (VM, vCPU, figure) of the first side's
- * runs that another side has too, each side's values, medians, and each
- * later side's change from the first and its U test, as benchstat compares
- * every column with its first.
+ * The rows of a comparison: every (VM, vCPU, figure) of any side's runs,
+ * each side's values (none where a side lacks it), medians, and each later
+ * side's change from the first and its U test, as benchstat compares every
+ * column with its first.
  */
 #include <regex.h>
 #include <stdbool.h>
@@ -18,7 +18,7 @@
 #define MIN_TESTED_RUNS 4
 
 struct diff_row {
-	const struct scalar *key; /* from the first side's first run that has it */
+	const struct scalar *key; /* from the first run that has it, the first side's first */
 	double *v;		  /* every run's value, side by side: diff_values() */
 	size_t n[MAX_SIDES];
 	double median[MAX_SIDES];
@@ -32,8 +32,9 @@ struct diff {
 	size_t off[MAX_SIDES], runs; /* a side's first value in diff_row.v; all runs */
 	struct diff_row *rows;
 	size_t n_rows, cap;
-	size_t tests; /* (row, later side) pairs tested */
-	bool matched; /* the filter matched some figure of the first side's */
+	size_t tests;	 /* (row, later side) pairs tested */
+	size_t compared; /* rows on two sides or more: the others are one side's alone */
+	bool matched;	 /* the filter matched some figure */
 };
 
 /*
@@ -50,7 +51,10 @@ static inline const double *diff_values(const struct diff *d, const struct diff_
 }
 /* Side S's change from the first side, in %: +inf from 0, 0 from 0 to 0. */
 double diff_delta(const struct diff_row *r, size_t s);
-/* Whether side S moved R: significantly where tested, by its median where not. */
+/*
+ * Whether side S moved R: significantly where tested, by its median where
+ * not; never where S or the first side lacks R (no verdict).
+ */
 bool diff_changed(const struct diff_row *r, size_t s, double alpha);
 
 #endif

@@ -8,6 +8,7 @@
 #include "hash.h"
 #include "array.h"
 #include "stats.h"
+#include "vm_keys.h"
 
 static struct scalar *add(struct run *r, const char *vm, int vcpu, const char *metric, double v)
 {
@@ -170,29 +171,16 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 }
 
 /* kvmmmu-load's own phase figures (source "load"): times in seconds, per-phase fault counts. */
-/*
- * The name runs are joined on: the VM's, and "#I" after it for a process's
- * VM I past its first (KVM's selftests make several in turn: the same
- * process makes the same VMs in every run).
- */
-static void vm_key(char *buf, size_t size, const char *name, int index)
-{
-	if (index > 1)
-		snprintf(buf, size, "%s #%d", name, index);
-	else
-		snprintf(buf, size, "%s", name);
-}
-
-static void derive_load(struct run *r)
+static void derive_load(struct run *r, const struct vm_keys *keys)
 {
 	for (size_t i = 0; i < r->table.n_rows; i++) {
 		const struct csv_record *c = &r->table.rows[i];
-		char metric[64], key[sizeof(((struct scalar *)0)->vm)];
+		const char *key = vm_keys_find(keys, c->pid, c->vm_index);
+		char metric[64];
 
-		if (strcmp(c->source, "load") || c->vcpu != CSV_NO_VCPU)
+		if (strcmp(c->source, "load") || c->vcpu != CSV_NO_VCPU || !key)
 			continue;
 		snprintf(metric, sizeof(metric), "load %s", c->metric);
-		vm_key(key, sizeof(key), c->vm ? c->vm : c->comm, c->vm_index);
 		add(r, key, -1, metric, c->value);
 	}
 }
@@ -233,6 +221,7 @@ static int build_index(struct run *r)
 
 int run_load(struct run *r, const char *path, char *err, size_t err_len)
 {
+	struct vm_keys keys;
 	char why[256];
 	int e;
 
@@ -252,18 +241,21 @@ int run_load(struct run *r, const char *path, char *err, size_t err_len)
 		snprintf(err, err_len, "%s: %s", path, e == -EINVAL ? why : strerror(-e));
 		return e;
 	}
-	for (size_t i = 0; i < r->snap.m.n_vms; i++) {
+	e = vm_keys_build(&keys, &r->snap, &r->table);
+	for (size_t i = 0; i < r->snap.m.n_vms && !e; i++) {
 		const struct vm_row *vm = &r->snap.m.vms[i];
-		char name[sizeof(((struct scalar *)0)->vm)];
+		const char *name = vm_keys_find(&keys, vm->pid, vm->index);
 
-		vm_key(name, sizeof(name), vm->name ? vm->name : vm->comm, vm->index);
 		derive_figures(r, name, -1, &vm->total);
 		for (size_t k = 0; k < vm->n_rows; k++)
 			if (vm->rows[k].vcpu >= 0)
 				derive_figures(r, name, vm->rows[k].vcpu, &vm->rows[k].f);
 	}
-	derive_load(r);
-	e = build_index(r);
+	if (!e)
+		derive_load(r, &keys);
+	vm_keys_free(&keys);
+	if (!e)
+		e = build_index(r);
 	if (e)
 		snprintf(err, err_len, "%s: %s", path, strerror(-e));
 	return e;

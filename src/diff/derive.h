@@ -12,10 +12,11 @@
 
 #include "csv.h"
 #include "snapshot.h"
+#include "vm_keys.h"
 
 struct scalar {
-	char vm[64];
-	int vcpu; /* -1: VM-wide */
+	char vm[VM_KEY_MAX]; /* the VM's key: its name, or "NAME #I" (vm_keys.h) */
+	int vcpu;	     /* -1: VM-wide */
 	char metric[64];
 	double value;
 	const struct kvmmmu_hist *hist; /* for latency figures: the histogram it comes from */

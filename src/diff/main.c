@@ -7,6 +7,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "report.h"
 #include "side.h"
 #include "sysinfo.h"
+#include "text_escape.h"
 
 const char *log_prog = "kvmmmu-diff";
 bool log_verbose;
@@ -37,6 +39,7 @@ struct diff_env {
 	int n_args;
 	double alpha;
 	bool holm, all, csv;
+	bool utf8; /* the locale writes UTF-8 */
 	const char *filter;
 	regex_t re;
 	const char *plot;
@@ -179,9 +182,13 @@ static int judge_gates(struct diff_env *env, const struct diff *d)
 
 		for (size_t i = 0; i < d->n_rows; i++) {
 			const struct diff_row *r = &d->rows[i];
-			char where[4 * sizeof(r->key->vm) + 32], p[48] = "";
+			char where[4 * sizeof(r->key->vm) + 32], p[48] = "", *metric;
+			bool other = false;
 
-			if (!diff_gate_matches(gate, r->key->metric))
+			for (size_t k = 1; k < d->n_sides; k++)
+				other |= r->n[k] > 0;
+			/* on one side only: nothing compared, nothing to judge */
+			if (!diff_gate_matches(gate, r->key->metric) || !r->n[0] || !other)
 				continue;
 			gate->matched++;
 			for (size_t k = 1; k < d->n_sides; k++) {
@@ -192,13 +199,15 @@ static int judge_gates(struct diff_env *env, const struct diff *d)
 					continue;
 				if (gate->tripped++ >= GATE_LINES)
 					continue;
-				report_place(where, sizeof(where), r->key);
+				report_place(where, sizeof(where), r->key, env->utf8);
+				metric = text_escape(r->key->metric, env->utf8);
 				if (r->tested[k])
 					snprintf(p, sizeof(p), " (p=%.3f n=%zu+%zu)", r->p[k],
 						 r->n[0], r->n[k]);
 				elog("--fail-on '%s': %s %s: %s %+.1f%% from %s%s", gate->spec,
-				     where, r->key->metric, d->sides[k]->name, diff_delta(r, k),
+				     where, metric ?: "?", d->sides[k]->name, diff_delta(r, k),
 				     d->sides[0]->name, p);
+				free(metric);
 			}
 		}
 		if (!gate->matched) {
@@ -233,6 +242,9 @@ int main(int argc, char **argv)
 	struct diff d = {};
 	int err = 0, n = 0;
 
+	/* VM names in UTF-8 shown as such where the terminal's locale says it writes UTF-8 */
+	setlocale(LC_CTYPE, "");
+	env.utf8 = text_locale_utf8();
 	cli_parse(&argp, argc, argv, 0, &env);
 	for (; n < env.n_args; n++) {
 		sides[n] = calloc(1, sizeof(*sides[n]));
@@ -262,18 +274,19 @@ int main(int argc, char **argv)
 		err = 1;
 		goto out;
 	}
-	if (!d.n_rows && env.filter && !d.matched) {
+	if (!d.compared && env.filter && !d.matched) {
 		elog("no figure matches --filter '%s'", env.filter);
 		err = 1;
 		goto out;
 	}
-	if (!d.n_rows) {
+	if (!d.compared) {
 		elog("%s and %s have no figure in common (VM names, vCPUs and metrics differ)",
 		     sides[0]->name, sides[1]->name);
 		err = 1;
 		goto out;
 	}
-	opts = (struct report_opts){.alpha = env.alpha, .holm = env.holm, .all = env.all};
+	opts = (struct report_opts){
+		.alpha = env.alpha, .holm = env.holm, .all = env.all, .utf8 = env.utf8};
 	if (env.csv)
 		report_csv(stdout, &d, &opts);
 	else

@@ -6,14 +6,15 @@
 #include "report.h"
 #include "csv.h"
 #include "stats.h"
-#include "vm_name.h"
+#include "text_escape.h"
 
 /*
  * R's metadata KEY, escaped: whoever recorded the file chose it, and no
- * escape sequence of theirs reaches a terminal. In one of a few rotating
- * buffers: valid for the next few calls, enough for one line.
+ * escape sequence of theirs reaches a terminal (UTF8: the terminal's
+ * locale writes UTF-8). In one of a few rotating buffers: valid for the
+ * next few calls, enough for one line.
  */
-static const char *meta(const struct run *r, const char *key)
+static const char *meta(const struct run *r, const char *key, bool utf8)
 {
 	static char bufs[6][512];
 	static unsigned int next;
@@ -22,7 +23,7 @@ static const char *meta(const struct run *r, const char *key)
 
 	if (!v)
 		return "?";
-	shown = vm_name_escape(v);
+	shown = text_escape(v, utf8);
 	snprintf(buf, sizeof(bufs[0]), "%s", shown ? shown : "?");
 	free(shown);
 	return buf;
@@ -33,10 +34,10 @@ static const char *meta(const struct run *r, const char *key)
  * tracer's command line, or kvmmmu-load's own, without the options that
  * name its output (--csv FILE, --label TEXT), which differ from run to run.
  */
-static void workload(const struct run *r, char *buf, size_t len)
+static void workload(const struct run *r, char *buf, size_t len, bool utf8)
 {
-	const char *c = csv_table_meta(&r->table, "command") ? meta(r, "command") : NULL, *w, *end,
-		   *base;
+	const char *c = csv_table_meta(&r->table, "command") ? meta(r, "command", utf8) : NULL, *w,
+		   *end, *base;
 	char *copy, *tok, *save;
 	size_t used = 0;
 	bool skip = false;
@@ -76,16 +77,16 @@ static void workload(const struct run *r, char *buf, size_t len)
 }
 
 /* Warns when a side's runs, or a later side and the first, measured different workloads. */
-static void warn_workloads(FILE *f, const struct diff *d)
+static void warn_workloads(FILE *f, const struct diff *d, bool utf8)
 {
 	char first[MAX_SIDES][512], w[512];
 
 	for (size_t k = 0; k < d->n_sides; k++) {
 		const struct side *s = d->sides[k];
 
-		workload(&s->runs[0], first[k], sizeof(first[k]));
+		workload(&s->runs[0], first[k], sizeof(first[k]), utf8);
 		for (size_t i = 1; i < s->n; i++) {
-			workload(&s->runs[i], w, sizeof(w));
+			workload(&s->runs[i], w, sizeof(w), utf8);
 			if (strcmp(w, first[k])) {
 				fprintf(f,
 					"warning: the runs of %s measured different workloads "
@@ -105,17 +106,84 @@ static void warn_workloads(FILE *f, const struct diff *d)
 }
 
 /* Warns where a later side differs from the first in META (KEY), as nobody intends. */
-static void warn_meta(FILE *f, const struct diff *d, const char *key, const char *what)
+static void warn_meta(FILE *f, const struct diff *d, const char *key, const char *what, bool utf8)
 {
-	const char *first = meta(&d->sides[0]->runs[0], key);
+	const char *first = meta(&d->sides[0]->runs[0], key, utf8);
 
 	for (size_t k = 1; k < d->n_sides; k++)
-		if (strcmp(first, meta(&d->sides[k]->runs[0], key))) {
+		if (strcmp(first, meta(&d->sides[k]->runs[0], key, utf8))) {
 			fprintf(f, "warning: the sides %s (%s %s, %s %s)\n", what,
 				d->sides[0]->name, first, d->sides[k]->name,
-				meta(&d->sides[k]->runs[0], key));
+				meta(&d->sides[k]->runs[0], key, utf8));
 			return;
 		}
+}
+
+/* A VM and the sides that have any figure of it. */
+struct vm_sides {
+	const char *vm;
+	size_t first; /* its first row */
+	unsigned int sides;
+};
+
+static int cmp_vm_sides(const void *a, const void *b)
+{
+	const struct vm_sides *x = a, *y = b;
+	int c = strcmp(x->vm, y->vm);
+
+	return c ? c : x->first < y->first ? -1 : x->first > y->first;
+}
+
+static int cmp_first_row(const void *a, const void *b)
+{
+	const struct vm_sides *x = a, *y = b;
+
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Notes the VMs some side lacks altogether (up to NOTE_LINES): shown, not dropped. */
+#define NOTE_LINES 10
+static void note_missing_vms(FILE *f, const struct diff *d, bool utf8)
+{
+	struct vm_sides *v = calloc(d->n_rows ? d->n_rows : 1, sizeof(*v));
+	unsigned int all = (1u << d->n_sides) - 1;
+	size_t n = 0, said = 0;
+
+	if (!v)
+		return; /* the rows still show it */
+	for (size_t i = 0; i < d->n_rows; i++) {
+		v[i] = (struct vm_sides){d->rows[i].key->vm, i, 0};
+		for (size_t k = 0; k < d->n_sides; k++)
+			v[i].sides |= d->rows[i].n[k] ? 1u << k : 0;
+	}
+	qsort(v, d->n_rows, sizeof(*v), cmp_vm_sides);
+	for (size_t i = 0; i < d->n_rows; i++) {
+		if (n && !strcmp(v[n - 1].vm, v[i].vm))
+			v[n - 1].sides |= v[i].sides;
+		else
+			v[n++] = v[i];
+	}
+	qsort(v, n, sizeof(*v), cmp_first_row); /* in the report's order */
+	for (size_t i = 0; i < n; i++) {
+		char *shown, lacking[MAX_SIDES * (SIDE_NAME_MAX + 2)] = "";
+		size_t used = 0;
+
+		if (v[i].sides == all || said++ >= NOTE_LINES)
+			continue;
+		for (size_t k = 0; k < d->n_sides; k++)
+			if (!(v[i].sides & 1u << k))
+				used += (size_t)snprintf(lacking + used, sizeof(lacking) - used,
+							 "%s%s", used ? ", " : "",
+							 d->sides[k]->name);
+		shown = text_escape(v[i].vm, utf8);
+		fprintf(f,
+			"VM %s is not in %s: its figures show \"-\" there, compared with nothing\n",
+			shown ?: "?", lacking);
+		free(shown);
+	}
+	if (said > NOTE_LINES)
+		fprintf(f, "and %zu more VMs not on every side\n", said - NOTE_LINES);
+	free(v);
 }
 
 /* Each side's metadata, what was tested, and warnings. */
@@ -129,8 +197,9 @@ static void print_header(FILE *f, const struct diff *d, const struct report_opts
 		const struct run *r = &s->runs[0];
 
 		fprintf(f, "%s: %zu run%s; kernel %s, tdp_mmu=%s, host %s, tool %s, label '%s'\n",
-			s->name, s->n, s->n == 1 ? "" : "s", meta(r, "kernel"), meta(r, "tdp_mmu"),
-			meta(r, "hostname"), meta(r, "tool"), meta(r, "label"));
+			s->name, s->n, s->n == 1 ? "" : "s", meta(r, "kernel", o->utf8),
+			meta(r, "tdp_mmu", o->utf8), meta(r, "hostname", o->utf8),
+			meta(r, "tool", o->utf8), meta(r, "label", o->utf8));
 		if (!k)
 			continue;
 		/* the later sides that can be tested against the first, and those that cannot */
@@ -150,9 +219,10 @@ static void print_header(FILE *f, const struct diff *d, const struct report_opts
 				tested++;
 				break;
 			}
-	warn_meta(f, d, "hostname", "ran on different hosts");
-	warn_meta(f, d, "tool", "come from different commands");
-	warn_workloads(f, d);
+	warn_meta(f, d, "hostname", "ran on different hosts", o->utf8);
+	warn_meta(f, d, "tool", "come from different commands", o->utf8);
+	warn_workloads(f, d, o->utf8);
+	note_missing_vms(f, d, o->utf8);
 	if (n0 < MIN_TESTED_RUNS || !testable) {
 		fprintf(f,
 			"%zu rows; with %zu and %zu runs only deltas are shown: significance needs "
@@ -223,12 +293,14 @@ static const char *change_text(char *buf, size_t len, const struct diff_row *r, 
 	int n = 0;
 
 	buf[0] = '\0';
-	if (r->n[k] && !r->tested[k])
+	if (!r->n[0] || !r->n[k])
+		return buf; /* on one side only: no change to tell */
+	if (!r->tested[k])
 		n = snprintf(buf, len, "%+8.1f%%", diff_delta(r, k));
-	else if (r->n[k] && r->p[k] < alpha)
+	else if (r->p[k] < alpha)
 		n = snprintf(buf, len, "%+8.1f%%  (p=%.3f n=%zu+%zu)", diff_delta(r, k), r->p[k],
 			     r->n[0], r->n[k]);
-	else if (r->n[k])
+	else
 		n = snprintf(buf, len, "%8s  (p=%.3f n=%zu+%zu)", "~", r->p[k], r->n[0], r->n[k]);
 	if (r->same_bucket[k] && n >= 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, "  within one bucket");
@@ -245,7 +317,7 @@ static const char *geomean_text(char *buf, size_t len, const struct diff *d, siz
 	for (size_t i = 0; i < d->n_rows; i++) {
 		const struct diff_row *r = &d->rows[i];
 
-		if (r->key->hist && r->median[0] > 0 && r->median[k] > 0) {
+		if (r->key->hist && r->n[0] && r->n[k] && r->median[0] > 0 && r->median[k] > 0) {
 			logsum += log(r->median[k] / r->median[0]);
 			n++;
 		}
@@ -269,10 +341,10 @@ static bool row_shown(const struct diff *d, const struct diff_row *r, const stru
 }
 
 /* "VM web-1" and the columns' names, or "VM web-1 vCPU 0". */
-const char *report_place(char *buf, size_t len, const struct scalar *key)
+const char *report_place(char *buf, size_t len, const struct scalar *key, bool utf8)
 {
 	/* a name is the VMM's to choose: no escape sequence reaches the terminal */
-	char *shown = vm_name_escape(key->vm);
+	char *shown = text_escape(key->vm, utf8);
 
 	if (key->vcpu >= 0)
 		snprintf(buf, len, "VM %s vCPU %d", shown ?: "?", key->vcpu);
@@ -282,11 +354,12 @@ const char *report_place(char *buf, size_t len, const struct scalar *key)
 	return buf;
 }
 
-static void print_section(FILE *f, const struct diff *d, const struct scalar *key, const int *width)
+static void print_section(FILE *f, const struct diff *d, const struct scalar *key, const int *width,
+			  bool utf8)
 {
 	char place[4 * sizeof(key->vm) + 32];
 
-	fprintf(f, "\n%s\n", report_place(place, sizeof(place), key));
+	fprintf(f, "\n%s\n", report_place(place, sizeof(place), key, utf8));
 	if (key->vcpu >= 0)
 		return;
 	fprintf(f, "  %-32s %15s", "", d->sides[0]->name);
@@ -312,17 +385,18 @@ static void print_geomean(FILE *f, const struct diff *d, const int *width)
 }
 
 /* Each latency figure's whole distribution: how far each later side moved from the first. */
-static void print_shifts(FILE *f, const struct diff *d)
+static void print_shifts(FILE *f, const struct diff *d, bool utf8)
 {
 	for (size_t i = 0; i < d->n_rows; i++) {
 		const struct diff_row *r = &d->rows[i];
 		size_t len = strlen(r->key->metric);
 		struct kvmmmu_hist h0, h;
-		char who[96], *shown;
+		char who[4 * sizeof(r->key->vm) + 16], *shown;
 
-		if (!r->key->hist || len < 5 || strcmp(r->key->metric + len - 5, " mean"))
+		if (!r->key->hist || !r->n[0] || len < 5 ||
+		    strcmp(r->key->metric + len - 5, " mean"))
 			continue;
-		shown = vm_name_escape(r->key->vm);
+		shown = text_escape(r->key->vm, utf8);
 		if (r->key->vcpu >= 0)
 			snprintf(who, sizeof(who), "%s vCPU %d", shown ?: "?", r->key->vcpu);
 		else
@@ -340,6 +414,15 @@ static void print_shifts(FILE *f, const struct diff *d)
 				stats_wasserstein_log2(&h0, &h), d->sides[0]->name);
 		}
 	}
+}
+
+/* A figure's name in its column: kvmmmu-load's come from its file, escaped as VM names are. */
+static void print_metric(FILE *f, const char *metric, bool utf8)
+{
+	char *shown = text_escape(metric, utf8);
+
+	fprintf(f, "  %-32s", shown ?: "?");
+	free(shown);
 }
 
 void report_text(FILE *f, const struct diff *d, const struct report_opts *o)
@@ -370,9 +453,9 @@ void report_text(FILE *f, const struct diff *d, const struct report_opts *o)
 		if (!vm || strcmp(vm, r->key->vm) || vcpu != r->key->vcpu) {
 			vm = r->key->vm;
 			vcpu = r->key->vcpu;
-			print_section(f, d, r->key, width);
+			print_section(f, d, r->key, width, o->utf8);
 		}
-		fprintf(f, "  %-32s", r->key->metric);
+		print_metric(f, r->key->metric, o->utf8);
 		print_side(f, d, r, 0);
 		for (size_t k = 1; k < d->n_sides; k++) {
 			print_side(f, d, r, k);
@@ -385,20 +468,36 @@ void report_text(FILE *f, const struct diff *d, const struct report_opts *o)
 		fputc('\n', f);
 	}
 	print_geomean(f, d, width);
-	print_shifts(f, d);
+	print_shifts(f, d, o->utf8);
 }
 
-/* ",delta_pct,p,significant" of side K: no p where no test ran, nothing without values */
+/*
+ * ",delta_pct,p,significant" of side K: no p where no test ran; nothing, no
+ * verdict either, where K or the first side has no values
+ */
 static void print_csv_change(FILE *f, const struct diff_row *r, size_t k, double alpha)
 {
-	if (!r->n[k]) {
-		fprintf(f, ",,,0");
+	if (!r->n[0] || !r->n[k]) {
+		fprintf(f, ",,,");
 		return;
 	}
 	fprintf(f, ",%.6g,", diff_delta(r, k));
 	if (r->tested[k])
 		fprintf(f, "%.4g", r->p[k]);
 	fprintf(f, ",%d", r->tested[k] && r->p[k] < alpha);
+}
+
+/*
+ * A field of text someone else chose: UTF-8 as it is (a CSV is UTF-8,
+ * whatever the locale), every control character and invalid byte as \xNN,
+ * so that no row is cut or a terminal moved; then quoted as RFC 4180 says.
+ */
+static void csv_write_escaped(FILE *f, const char *s)
+{
+	char *shown = text_escape(s, true);
+
+	csv_write_field(f, shown ?: "?");
+	free(shown);
 }
 
 /*
@@ -427,9 +526,9 @@ void report_csv(FILE *f, const struct diff *d, const struct report_opts *o)
 			continue;
 		if (r->key->vcpu >= 0)
 			snprintf(vc, sizeof(vc), "%d", r->key->vcpu);
-		csv_write_field(f, r->key->vm);
+		csv_write_escaped(f, r->key->vm);
 		fprintf(f, ",%s,", vc);
-		csv_write_field(f, r->key->metric);
+		csv_write_escaped(f, r->key->metric);
 		for (size_t k = 0; k < d->n_sides; k++) {
 			/* one run has no spread (inf); a side without the figure, nothing */
 			if (r->n[k])
