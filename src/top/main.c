@@ -201,13 +201,17 @@ void top_reset(struct top *t)
 	t->have_base = !session_snapshot(&t->s, &t->base, false);
 }
 
-/* One plain frame: a timestamped header, the table, each VM's vCPUs under it with --per-vcpu. */
-static void print_frame(struct top *t)
+/*
+ * One plain frame: a timestamped header, the table, each VM's vCPUs under
+ * it with --per-vcpu. 0, or -errno: stdout could not take it (a full disk).
+ */
+static int print_frame(struct top *t)
 {
 	char when[16];
 	time_t now = time(NULL);
 	struct tm tm;
 
+	errno = 0;
 	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&now, &tm));
 	/* which histogram the latency columns are of, as the screen's header says */
 	printf("%s kvmmmu-top: %zu VM%s, %s (* exited); %s%s\n", when, t->table.n,
@@ -238,7 +242,10 @@ static void print_frame(struct top *t)
 		render_slow_header(stdout, &t->facts, t->env.slower_ns);
 		render_slow(stdout, &t->slow_new, &t->facts);
 	}
-	fflush(stdout);
+	/* (to become the shared stdout check of src/lib/ when there is one) */
+	if (fflush(stdout) || ferror(stdout))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 /* -v: what the session keeps, and the heap in use: a long run's memory is bounded. */
@@ -269,15 +276,44 @@ static int run_batch(struct top *t)
 		err = top_refresh(t);
 		if (err)
 			break;
-		print_frame(t);
+		err = print_frame(t);
+		if (err == -EPIPE) {
+			err = 0;
+			break; /* | head: nobody reads any more */
+		}
+		if (err) {
+			elog("cannot write to stdout: %s", strerror(-err));
+			break;
+		}
 		if (t->env.verbose)
 			print_state(t);
-		if (ferror(stdout))
-			break; /* | head: nobody reads any more */
 		if (t->env.count && (long)t->frames >= t->env.count)
 			break;
 		next += t->frames == 1 ? t->env.delay - FIRST_FRAME_S : t->env.delay;
 	}
+	return err;
+}
+
+/*
+ * Each -p PID must be a VM now (a process with a KVM VM open), as
+ * kvmmmu-hist's session_check() says; only names wait for a VM to appear.
+ * 0, or -errno once it has said why.
+ */
+static int check_pids(const struct session_opts *o)
+{
+	struct proc_spec *pids = calloc((size_t)o->n_specs + 1, sizeof(*pids));
+	struct session_opts only = {.specs = pids, .wait = false};
+	int err;
+
+	if (!pids) {
+		elog("out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < o->n_specs; i++)
+		if (o->specs[i].pid)
+			pids[only.n_specs++] = o->specs[i];
+	err = session_check(&only);
+	free(pids);
 	return err;
 }
 
@@ -347,6 +383,10 @@ int main(int argc, char **argv)
 		.n_specs = t.env.session.n_specs,
 		.wait = true, /* VMs that start while it runs appear */
 	};
+	/* bad input first: a -p PID is a VM now (names are waited for) */
+	err = check_pids(&sopts);
+	if (err)
+		return 1;
 	if (t.env.csv_path) {
 		const struct csv_meta meta = {.tool = "kvmmmu-top",
 					      .command_line = t.env.command_line};

@@ -425,6 +425,14 @@ bad slower-text --slower soon
 rc=$?
 check top/missing-pid "exit $rc: $(head -c 200 "$TMP/nopid.out")" \
 	eval 'test $rc = 1 && [ "$(wc -l <"$TMP/nopid.out")" = 1 ] && grep -q "no process with PID 999999" "$TMP/nopid.out"'
+# a PID that is a process but not a VM: an error, as kvmmmu-hist says it (a name is waited for)
+one_line_error top/pid-not-vm 1 "$TOP" -b -n 1 -p 1
+check top/pid-not-vm-says "$(cat "$TMP/bad.err")" grep -q '^kvmmmu-top: process 1 (.*) is not a VM' "$TMP/bad.err"
+# frames that stdout cannot take (a full disk): exit 1 and one line, not 0 with all lost
+timeout 20 "$TOP" -b -n 2 -d 0.2 >/dev/full 2>"$TMP/full.err"
+rc=$?
+check top/stdout-full "exit $rc: $(head -c 300 "$TMP/full.err")" \
+	eval '[ $rc = 1 ] && [ "$(wc -l <"$TMP/full.err")" = 1 ] && grep -q "^kvmmmu-top: cannot write to stdout: No space left on device$" "$TMP/full.err"'
 # -p takes a comma list, as top and perf do: both VMs shown. They fault all
 # along (dirty-log passes): under nested paging a VM that has populated its
 # memory takes no fault at all, and a TCG guest's top attaches after that.
