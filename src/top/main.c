@@ -34,17 +34,43 @@ bool log_verbose;
 static volatile sig_atomic_t quit_signal;
 
 /*
+ * PID leaves the session: its VMs' counts since the start (or the reset)
+ * stay in the since-start TOTAL, which would otherwise fall as VMs exit.
+ */
+static void forget(struct top *t, const struct snapshot *cur, int pid)
+{
+	for (size_t i = 0; i < cur->m.n_vms; i++) {
+		const struct vm_row *vm = &cur->m.vms[i];
+		const struct vm_row *old;
+		struct figures f;
+
+		if (vm->pid != pid)
+			continue;
+		old = t->have_base ? model_find_vm(&t->base.m, pid, vm->index) : NULL;
+		if (old)
+			figures_sub(&f, &vm->total, &old->total);
+		else
+			f = vm->total;
+		figures_add(&t->exited, &f);
+		t->n_exited++;
+	}
+	session_forget(&t->s, pid);
+}
+
+/*
  * Exited VMs: shown, marked, for GONE_FRAMES refreshes after the one that
  * first saw them gone, then they leave the session (memory stays flat over
  * a long run), whether or not a row showed them (a filter, a vCPU view).
  */
 static void age_gone(struct top *t, const struct snapshot *cur)
 {
+	int forgotten = 0; /* a process's other VMs: it has left with the first */
+
 	for (size_t i = 0; i < cur->m.n_vms; i++) {
 		const struct vm_row *vm = &cur->m.vms[i];
 		size_t k;
 
-		if (!vm->gone)
+		if (!vm->gone || vm->pid == forgotten)
 			continue;
 		for (k = 0; k < t->n_gone && t->gone[k].pid != vm->pid; k++)
 			;
@@ -54,7 +80,8 @@ static void age_gone(struct top *t, const struct snapshot *cur)
 			t->n_gone++;
 		}
 		if (k < t->n_gone && t->frames - t->gone[k].frame >= GONE_FRAMES) {
-			session_forget(&t->s, vm->pid);
+			forget(t, cur, vm->pid);
+			forgotten = vm->pid;
 			t->gone[k] = t->gone[--t->n_gone];
 		}
 	}
@@ -82,11 +109,13 @@ static void filter_rows(struct top *t)
 {
 	size_t kept = 0;
 
+	t->hidden = 0;
 	if (!t->filter_re || t->vm_pid > 0)
 		return;
 	for (size_t i = 0; i < t->table.n; i++)
 		if (!regexec(t->filter_re, t->table.rows[i].name, 0, NULL, 0))
 			t->table.rows[kept++] = t->table.rows[i];
+	t->hidden = t->table.n - kept;
 	t->table.n = kept;
 }
 
@@ -143,6 +172,7 @@ int top_refresh(struct top *t)
 		ref = t->have_prev ? &t->prev : NULL;
 		dt = cur.wall - (t->have_prev ? t->prev.wall : t->start_wall);
 	}
+	t->table.exited = &t->exited;
 	err = top_table_build(&t->table, &cur, ref, dt, t->since_start, t->vm_pid, t->vm_index);
 	if (!err) {
 		top_table_sort(&t->table, t->sort, t->invert);
@@ -199,6 +229,12 @@ void top_reset(struct top *t)
 	if (t->have_base)
 		snapshot_free(&t->base);
 	t->have_base = !session_snapshot(&t->s, &t->base, false);
+	memset(&t->exited, 0, sizeof(t->exited)); /* they exited before now: nothing since */
+}
+
+bool top_quit_signalled(void)
+{
+	return quit_signal != 0;
 }
 
 /*
@@ -322,10 +358,15 @@ static int run_screen(struct top *t)
 	double next = sysinfo_monotonic() + FIRST_FRAME_S;
 	int err = screen_open(t);
 
-	if (err == -ENOTTY) {
-		elog("note: no screen on this terminal (TERM=%s, or not a terminal): batch frames "
-		     "instead, as with -b",
-		     getenv("TERM") ?: "");
+	if (err == -ENOTTY || err == -EOPNOTSUPP) {
+		if (err == -ENOTTY)
+			elog("note: no screen on this terminal (TERM=%s, or not a terminal): "
+			     "batch frames instead, as with -b",
+			     getenv("TERM") ?: "");
+		else
+			elog("note: this terminal (TERM=%s) cannot move the cursor: batch frames "
+			     "instead, as with -b",
+			     getenv("TERM") ?: "");
 		return run_batch(t);
 	}
 	if (err)

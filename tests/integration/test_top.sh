@@ -233,6 +233,14 @@ wait_screen '^filter VMs by name'
 tm send-keys -t kvmmmu-top 'nomatch' Enter
 check top/screen-filter-hides "$(screen | head -8)" wait_screen 'filter: nomatch'
 check top/screen-filter-no-rows "$(screen | head -8)" eval '! screen | grep -q "^top-tui  "'
+# the VM is there, hidden, its faults in TOTAL: the notice says the filter hides it
+check top/screen-filter-says-hidden "$(screen | sed -n 6,7p)" wait_screen "^  no VM matches filter 'nomatch' (1 hidden"
+# Esc at the prompt cancels it: the filter stays as it was
+tm send-keys -t kvmmmu-top /
+wait_screen '^filter VMs by name'
+tm send-keys -t kvmmmu-top 'zzz' Escape
+check top/screen-filter-esc-keeps "$(screen | sed -n 3p; screen | tail -1)" \
+	screen_until eval 'screen | grep -q "filter: nomatch" && ! screen | grep -q "^filter VMs by name"'
 tm send-keys -t kvmmmu-top /
 wait_screen '^filter VMs by name'
 tm send-keys -t kvmmmu-top Enter
@@ -310,12 +318,18 @@ tm resize-window -t kvmmmu-top -x 80 -y 20 2>/dev/null || tm resize-pane -t kvmm
 check top/screen-80-cols-says-cut "$(screen | sed -n 4p)" wait_screen '^[0-9]* columns past the edge ([0-9]* wide shows all)'
 check top/screen-80-cols-no-wrap "$(screen | sed -n 5,9p)" \
 	screen_until eval '[ "$(screen | sed -n 6p | cut -c1-9)" = "top-sort-" ] && [ "$(screen | sed -n 7p | cut -c1-9)" = "top-sort-" ] && [ -z "$(screen | sed -n 8p | tr -d " ")" ]'
-# then too small for the table: one line that says so
-tm resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tm resize-pane -t kvmmmu-top -x 40 -y 6
-check top/screen-too-small "$(screen)" wait_screen 'the terminal is 40x6'
+# then too small for the table (20x5): it says so, whole, wrapped to its
+# width, and waits; keys but q do nothing meanwhile (they would act unseen)
+tm resize-window -t kvmmmu-top -x 20 -y 5 2>/dev/null || tm resize-pane -t kvmmmu-top -x 20 -y 5
+check top/screen-too-small "$(screen)" \
+	eval 'wait_screen "^terminal too small$" && wait_screen "^(need 60x8)$"'
+tm send-keys -t kvmmmu-top t ' '
+sleep 1 # (nothing to wait for: the keys must change nothing; they are read every 50 ms)
 # and SIGTERM while drawing: the terminal comes back all the same
 tm resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tm resize-pane -t kvmmmu-top -x 150 -y 30
 wait_screen '^top-sort-'
+check top/screen-too-small-keys-ignored "$(screen | head -2)" \
+	eval 'screen | sed -n 2p | grep -q "counts since start" && ! screen | head -1 | grep -q PAUSED'
 pkill -TERM -f "^$TOP -p top-sort-a -p top-sort-b"
 check top/sigterm-ends "$(screen | tail -3)" wait_screen '^TOP-SORT-DONE'
 check top/sigterm-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after2")" \
@@ -327,6 +341,42 @@ sh_run "clear; TERM=no-such-term $TOP -p top-tui -d 0.5 -n 2 2>$TMP/term.err; ec
 wait_screen '^TERM-RC='
 check top/unknown-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep TERM-RC), $(cat "$TMP/term.err")" \
 	eval 'screen | grep -q "^TERM-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] && grep -q "batch frames instead" "$TMP/term.err"'
+# a terminal that cannot move the cursor (TERM=dumb): a note, then batch frames, not curses
+sh_run "clear; TERM=dumb $TOP -p top-tui -d 0.5 -n 2 2>$TMP/dumb.err; echo DUMB-RC=\$?"
+wait_screen '^DUMB-RC='
+check top/dumb-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep DUMB-RC), $(cat "$TMP/dumb.err")" \
+	eval 'screen | grep -q "^DUMB-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] &&
+		grep -q "^kvmmmu-top: note: this terminal (TERM=dumb) cannot move the cursor: batch frames instead" "$TMP/dumb.err"'
+# Ctrl-C at the / prompt quits, as Ctrl-C does elsewhere (and in htop): not a
+# character of the filter (15 s: the prompt would wait for Enter for ever)
+sh_run "clear; $TOP -p top-tui -d 0.5; echo CTRLC-RC=\$?"
+wait_screen '^top-tui  '
+tm send-keys -t kvmmmu-top /
+wait_screen '^filter VMs by name'
+tm send-keys -t kvmmmu-top ab C-c
+end=$((SECONDS + 15))
+until screen | grep -q '^CTRLC-RC=' || [ $SECONDS -ge $end ]; do sleep 0.1; done
+check top/screen-filter-ctrl-c-quits "$(screen | grep -v '^$' | tail -2)" eval 'screen | grep -q "^CTRLC-RC=0"'
+if ! screen | grep -q '^CTRLC-RC='; then # (the code before the fix: out of the prompt, then quit)
+	tm send-keys -t kvmmmu-top Enter q
+	wait_screen '^CTRLC-RC='
+fi
+# since the start, VMs that exit leave the table, not TOTAL, and the notice says
+# they exited (not that no fault was seen)
+sh_run "clear; $TOP -p top-gone -d 0.5 --since-start; echo GONE-DONE"
+wait_screen 'sort: faults'
+"$LOAD" --name top-gone --vcpus 1 --mem 1M --csv "$TMP/gone.csv" >/dev/null 2>&1
+check top/screen-exited-notice "$(screen | sed -n 5,7p)" wait_screen '^  no VM running: 1 exited since kvmmmu-top started'
+k=$(csv_value "$TMP/gone.csv" kvm_stats pf_taken 0)
+got=$(screen | awk '$1 == "TOTAL" { print $4; exit }')
+check top/screen-exited-total-kept "TOTAL: $got, KVM pf_taken: $k" test -n "$k" -a "$got" = "$k"
+check top/screen-exited-no-false-notice "$(screen | sed -n 6p)" eval '! screen | grep -q "no KVM MMU faults seen yet"'
+# too small, q still quits
+tm resize-window -t kvmmmu-top -x 20 -y 5 2>/dev/null || tm resize-pane -t kvmmmu-top -x 20 -y 5
+wait_screen '^terminal too small$'
+tm send-keys -t kvmmmu-top q
+check top/screen-too-small-q-quits "$(screen)" wait_screen '^GONE-DONE'
+tm resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tm resize-pane -t kvmmmu-top -x 150 -y 30
 # --slower: l in a vCPU's view lists that vCPU's slow faults, newest first
 # (at 1 us, every timed fault); outside one, l says where it works
 # (with --region 4M: a VM's view lists its most faulted regions under its vCPUs)
