@@ -168,9 +168,9 @@ if ! command -v tmux >/dev/null; then
 	skip top/screen "no tmux (make deps installs it)"
 	exit 0
 fi
-# a tmux server of this run's own: other runs on the host (and their sessions) untouched
-TMUX_SOCK=kvmmmu-top-$$
-tm() { tmux -L "$TMUX_SOCK" "$@"; }
+# a tmux server of this run's own, its socket in $TMP (gone with it): other
+# runs on the host (and their sessions) untouched
+tm() { tmux -S "$TMP/tmux" "$@"; }
 trap 'tm kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
 tm new-session -d -s kvmmmu-top -x 150 -y 30 "bash --norc"
 sh_run() { tm send-keys -t kvmmmu-top "$1" Enter; }
