@@ -34,17 +34,43 @@ bool log_verbose;
 static volatile sig_atomic_t quit_signal;
 
 /*
+ * PID leaves the session: its VMs' counts since the start (or the reset)
+ * stay in the since-start TOTAL, which would otherwise fall as VMs exit.
+ */
+static void forget(struct top *t, const struct snapshot *cur, int pid)
+{
+	for (size_t i = 0; i < cur->m.n_vms; i++) {
+		const struct vm_row *vm = &cur->m.vms[i];
+		const struct vm_row *old;
+		struct figures f;
+
+		if (vm->pid != pid)
+			continue;
+		old = t->have_base ? model_find_vm(&t->base.m, pid, vm->index) : NULL;
+		if (old)
+			figures_sub(&f, &vm->total, &old->total);
+		else
+			f = vm->total;
+		figures_add(&t->exited, &f);
+		t->n_exited++;
+	}
+	session_forget(&t->s, pid);
+}
+
+/*
  * Exited VMs: shown, marked, for GONE_FRAMES refreshes after the one that
  * first saw them gone, then they leave the session (memory stays flat over
  * a long run), whether or not a row showed them (a filter, a vCPU view).
  */
 static void age_gone(struct top *t, const struct snapshot *cur)
 {
+	int forgotten = 0; /* a process's other VMs: it has left with the first */
+
 	for (size_t i = 0; i < cur->m.n_vms; i++) {
 		const struct vm_row *vm = &cur->m.vms[i];
 		size_t k;
 
-		if (!vm->gone)
+		if (!vm->gone || vm->pid == forgotten)
 			continue;
 		for (k = 0; k < t->n_gone && t->gone[k].pid != vm->pid; k++)
 			;
@@ -54,7 +80,8 @@ static void age_gone(struct top *t, const struct snapshot *cur)
 			t->n_gone++;
 		}
 		if (k < t->n_gone && t->frames - t->gone[k].frame >= GONE_FRAMES) {
-			session_forget(&t->s, vm->pid);
+			forget(t, cur, vm->pid);
+			forgotten = vm->pid;
 			t->gone[k] = t->gone[--t->n_gone];
 		}
 	}
@@ -82,11 +109,13 @@ static void filter_rows(struct top *t)
 {
 	size_t kept = 0;
 
+	t->hidden = 0;
 	if (!t->filter_re || t->vm_pid > 0)
 		return;
 	for (size_t i = 0; i < t->table.n; i++)
 		if (!regexec(t->filter_re, t->table.rows[i].name, 0, NULL, 0))
 			t->table.rows[kept++] = t->table.rows[i];
+	t->hidden = t->table.n - kept;
 	t->table.n = kept;
 }
 
@@ -143,6 +172,7 @@ int top_refresh(struct top *t)
 		ref = t->have_prev ? &t->prev : NULL;
 		dt = cur.wall - (t->have_prev ? t->prev.wall : t->start_wall);
 	}
+	t->table.exited = &t->exited;
 	err = top_table_build(&t->table, &cur, ref, dt, t->since_start, t->vm_pid, t->vm_index);
 	if (!err) {
 		top_table_sort(&t->table, t->sort, t->invert);
@@ -199,15 +229,25 @@ void top_reset(struct top *t)
 	if (t->have_base)
 		snapshot_free(&t->base);
 	t->have_base = !session_snapshot(&t->s, &t->base, false);
+	memset(&t->exited, 0, sizeof(t->exited)); /* they exited before now: nothing since */
 }
 
-/* One plain frame: a timestamped header, the table, each VM's vCPUs under it with --per-vcpu. */
-static void print_frame(struct top *t)
+bool top_quit_signalled(void)
+{
+	return quit_signal != 0;
+}
+
+/*
+ * One plain frame: a timestamped header, the table, each VM's vCPUs under
+ * it with --per-vcpu. 0, or -errno: stdout could not take it (a full disk).
+ */
+static int print_frame(struct top *t)
 {
 	char when[16];
 	time_t now = time(NULL);
 	struct tm tm;
 
+	errno = 0;
 	strftime(when, sizeof(when), "%H:%M:%S", localtime_r(&now, &tm));
 	/* which histogram the latency columns are of, as the screen's header says */
 	printf("%s kvmmmu-top: %zu VM%s, %s (* exited); %s%s\n", when, t->table.n,
@@ -238,7 +278,10 @@ static void print_frame(struct top *t)
 		render_slow_header(stdout, &t->facts, t->env.slower_ns);
 		render_slow(stdout, &t->slow_new, &t->facts);
 	}
-	fflush(stdout);
+	/* (to become the shared stdout check of src/lib/ when there is one) */
+	if (fflush(stdout) || ferror(stdout))
+		return errno ? -errno : -EIO;
+	return 0;
 }
 
 /* -v: what the session keeps, and the heap in use: a long run's memory is bounded. */
@@ -269,15 +312,44 @@ static int run_batch(struct top *t)
 		err = top_refresh(t);
 		if (err)
 			break;
-		print_frame(t);
+		err = print_frame(t);
+		if (err == -EPIPE) {
+			err = 0;
+			break; /* | head: nobody reads any more */
+		}
+		if (err) {
+			elog("cannot write to stdout: %s", strerror(-err));
+			break;
+		}
 		if (t->env.verbose)
 			print_state(t);
-		if (ferror(stdout))
-			break; /* | head: nobody reads any more */
 		if (t->env.count && (long)t->frames >= t->env.count)
 			break;
 		next += t->frames == 1 ? t->env.delay - FIRST_FRAME_S : t->env.delay;
 	}
+	return err;
+}
+
+/*
+ * Each -p PID must be a VM now (a process with a KVM VM open), as
+ * kvmmmu-hist's session_check() says; only names wait for a VM to appear.
+ * 0, or -errno once it has said why.
+ */
+static int check_pids(const struct session_opts *o)
+{
+	struct proc_spec *pids = calloc((size_t)o->n_specs + 1, sizeof(*pids));
+	struct session_opts only = {.specs = pids, .wait = false};
+	int err;
+
+	if (!pids) {
+		elog("out of memory");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < o->n_specs; i++)
+		if (o->specs[i].pid)
+			pids[only.n_specs++] = o->specs[i];
+	err = session_check(&only);
+	free(pids);
 	return err;
 }
 
@@ -286,10 +358,15 @@ static int run_screen(struct top *t)
 	double next = sysinfo_monotonic() + FIRST_FRAME_S;
 	int err = screen_open(t);
 
-	if (err == -ENOTTY) {
-		elog("note: no screen on this terminal (TERM=%s, or not a terminal): batch frames "
-		     "instead, as with -b",
-		     getenv("TERM") ?: "");
+	if (err == -ENOTTY || err == -EOPNOTSUPP) {
+		if (err == -ENOTTY)
+			elog("note: no screen on this terminal (TERM=%s, or not a terminal): "
+			     "batch frames instead, as with -b",
+			     getenv("TERM") ?: "");
+		else
+			elog("note: this terminal (TERM=%s) cannot move the cursor: batch frames "
+			     "instead, as with -b",
+			     getenv("TERM") ?: "");
 		return run_batch(t);
 	}
 	if (err)
@@ -347,6 +424,10 @@ int main(int argc, char **argv)
 		.n_specs = t.env.session.n_specs,
 		.wait = true, /* VMs that start while it runs appear */
 	};
+	/* bad input first: a -p PID is a VM now (names are waited for) */
+	err = check_pids(&sopts);
+	if (err)
+		return 1;
 	if (t.env.csv_path) {
 		const struct csv_meta meta = {.tool = "kvmmmu-top",
 					      .command_line = t.env.command_line};

@@ -10,6 +10,7 @@
 
 #include "screen.h"
 #include "log.h"
+#include "prompt.h"
 #include "sysinfo.h"
 #include "top.h"
 
@@ -48,12 +49,31 @@ static void restore(void)
 	}
 }
 
+/* Whether terminfo's string capability CAP is there (NULL: absent; -1: not a string). */
+static bool has_cap(const char *cap)
+{
+	const char *v = tigetstr(cap);
+
+	return v && v != (const char *)-1;
+}
+
 int screen_open(struct top *t)
 {
-	(void)t;
 	/* newterm(), not initscr(): on a terminal ncurses cannot drive, it returns, not exits */
-	if (!isatty(STDOUT_FILENO) || !newterm(NULL, stdout, stdin))
+	SCREEN *scr = isatty(STDOUT_FILENO) ? newterm(NULL, stdout, stdin) : NULL;
+
+	if (!scr)
 		return -ENOTTY;
+	(void)t;
+	/*
+	 * A terminal that cannot put the cursor anywhere (TERM=dumb, a printing
+	 * one) would have every frame written over one line: plain frames there
+	 */
+	if (!has_cap("cup") || !has_cap("clear")) {
+		endwin();
+		delscreen(scr);
+		return -EOPNOTSUPP;
+	}
 	open_screen = true;
 	atexit(restore); /* the terminal comes back whatever way we leave */
 	cbreak();
@@ -71,25 +91,23 @@ void screen_close(struct top *t)
 	restore();
 }
 
-/* Reads a regex on the last line; empty clears the filter. */
+/* Reads a regex on the last line; empty clears the filter, Esc keeps it; Ctrl-C quits. */
 static void ask_filter(struct top *t)
 {
-	char buf[128] = "";
+	char buf[128];
+	int got = prompt_line("filter VMs by name (regex, empty for all; Esc: cancel): ", buf,
+			      sizeof(buf));
 
-	move(LINES - 1, 0);
-	clrtoeol();
-	mvprintw(LINES - 1, 0, "filter VMs by name (regex, empty for all): ");
-	echo();
-	curs_set(1);
-	nodelay(stdscr, FALSE);
-	getnstr(buf, sizeof(buf) - 1);
-	nodelay(stdscr, TRUE);
-	curs_set(0);
-	noecho();
-	if (top_set_filter(t, buf))
+	if (got < 0)
+		t->quit = true;
+	else if (got && top_set_filter(t, buf))
 		snprintf(t->status, sizeof(t->status), "not a regular expression: %s", buf);
-	else
-		t->status[0] = '\0';
+}
+
+/* Too small to draw: it says so and waits for a resize; only q (and Ctrl-C) act meanwhile. */
+static bool too_small(void)
+{
+	return COLS < MIN_COLS || LINES < MIN_LINES;
 }
 
 static void next_delay(struct top *t)
@@ -108,6 +126,8 @@ bool screen_keys(struct top *t)
 
 	while ((ch = getch()) != ERR) {
 		redraw = true;
+		if (too_small() && ch != 'q')
+			continue;    /* a key would act unseen */
 		t->status[0] = '\0'; /* a key's message lasts until the next key */
 		if (t->help && ch != KEY_RESIZE) {
 			t->help = false; /* any key leaves the help */
@@ -207,7 +227,7 @@ static void draw_help(void)
 		"kvmmmu-top keys",
 		"",
 		"  Enter       the selected VM's vCPUs, a vCPU's histogram   Esc, Backspace  back",
-		"  /, f        filter VMs by name (a regex; empty: all)",
+		"  /, f        filter VMs by name (a regex; empty: all; Esc: cancel)",
 		"  Up, Down    select a row",
 		"  <  >        sort by the previous / next key (faults, name, pid, p99, lock)",
 		"  i           invert the sort",
@@ -430,6 +450,53 @@ static void draw_absent(const struct top_table *tb, int y)
 		put(y, 0, "%s", line);
 }
 
+/* What a terminal too small for the table shows, wrapped at spaces to its width. */
+static void draw_too_small(void)
+{
+	char msg[64];
+	const char *p = msg;
+
+	snprintf(msg, sizeof(msg), "terminal too small (need %dx%d)", MIN_COLS, MIN_LINES);
+	erase();
+	for (int y = 0; *p && y < LINES; y++) {
+		int n = (int)strlen(p);
+
+		if (n > COLS) {
+			for (n = COLS; n > 0 && p[n] != ' '; n--)
+				;
+			if (!n)
+				n = COLS; /* a word wider than the terminal: cut */
+		}
+		mvaddnstr(y, 0, p, n);
+		for (p += n; *p == ' '; p++)
+			;
+	}
+	refresh();
+}
+
+/* Why the table has no rows: a filter, VMs that exited, or none seen yet. */
+static void draw_no_rows(const struct top *t, int y)
+{
+	const struct vm_row *vm =
+		t->have_prev ? model_find_vm(&t->prev.m, t->vm_pid, t->vm_index) : NULL;
+
+	if (t->vm_pid > 0)
+		put(y, 0,
+		    vm && !vm->gone ? "  no vCPU of pid %d seen yet (Esc: back)"
+				    : "  pid %d's VM has exited (Esc: back)",
+		    t->vm_pid);
+	else if (t->hidden)
+		put(y, 0,
+		    "  no VM matches filter '%s' (%zu hidden; TOTAL counts them; / to change)",
+		    t->filter, t->hidden);
+	else if (t->n_exited)
+		put(y, 0, "  no VM running: %zu exited since kvmmmu-top started%s", t->n_exited,
+		    t->since_start ? " (TOTAL keeps their counts)" : "");
+	else
+		put(y, 0, "  no KVM MMU faults seen yet%s",
+		    t->env.session.n_specs ? " in the VMs -p selects" : "");
+}
+
 void screen_draw(struct top *t)
 {
 	const struct top_table *tb = &t->table;
@@ -438,17 +505,15 @@ void screen_draw(struct top *t)
 	struct utsname u;
 	int y = 0, x = 0;
 
+	if (too_small()) {
+		draw_too_small();
+		return;
+	}
 	if (t->help) {
 		draw_help();
 		return;
 	}
 	erase();
-	if (COLS < MIN_COLS || LINES < MIN_LINES) {
-		put(0, 0, "kvmmmu-top: the terminal is %dx%d; it needs %dx%d", COLS, LINES,
-		    MIN_COLS, MIN_LINES);
-		refresh();
-		return;
-	}
 	uname(&u);
 	put(y++, 0, "kvmmmu-top - %s  kernel %s  tdp_mmu=%s  probes: %s  outcomes from %s%s",
 	    u.nodename, sysinfo_kernel_release(kernel, sizeof(kernel)),
@@ -503,8 +568,7 @@ void screen_draw(struct top *t)
 	for (size_t i = 0; i < tb->n && y < LINES - 2; i++)
 		draw_row(y++, tb, &tb->rows[i], i == t->selected);
 	if (!tb->n)
-		put(y++, 0, "  no KVM MMU faults seen yet%s",
-		    t->env.session.n_specs ? " in the VMs -p selects" : "");
+		draw_no_rows(t, y++);
 	if (t->vm_pid > 0)
 		draw_regions(t, y + 1);
 	attron(A_BOLD);

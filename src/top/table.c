@@ -245,6 +245,9 @@ int top_table_build(struct top_table *t, const struct snapshot *cur, const struc
 			r->v[COL_VCPUS] = row->vcpu;
 		}
 	}
+	/* since the start, TOTAL keeps what exited VMs did: a count that never falls */
+	if (t->exited && since_start && vm_pid <= 0)
+		figures_add(&all, t->exited);
 	memset(&t->total, 0, sizeof(t->total));
 	snprintf(t->total.name, sizeof(t->total.name), "TOTAL");
 	t->total.vcpu = -1;

@@ -64,6 +64,8 @@ struct top_table {
 	struct top_row *rows;
 	size_t n, cap;
 	struct top_row total;
+	/* the since-start counts of VMs no longer in the snapshots: in TOTAL (NULL: none) */
+	const struct figures *exited;
 };
 
 /*

@@ -36,6 +36,9 @@ struct top {
 		size_t frame;
 	} gone[TOP_MAX_GONE];
 	size_t n_gone;
+	/* VMs that have left the session: how many, their counts since the start (or 'r') */
+	size_t n_exited;
+	struct figures exited;
 	/* the user's choices */
 	enum top_sort sort;
 	bool invert, since_start, paused, quit, help;
@@ -46,6 +49,7 @@ struct top {
 	char filter[128]; /* VM names shown: a regex, "" for all */
 	char status[160]; /* a one-line message (a bad filter) */
 	void *filter_re;  /* its compiled regex_t, NULL for none */
+	size_t hidden;	  /* the VM rows the filter hides */
 	/* kvmmmu's own BPF run time: the total at the last refresh, and per second since */
 	bool bpf_stats;
 	__u64 bpf_ns;
@@ -72,6 +76,8 @@ char *top_slow_text(const struct top *t);
 void top_slow_free(struct top *t);
 /* --region: VM VM_INDEX of PID's most faulted regions (since the start), as text, onto F. */
 void top_print_regions(FILE *f, const struct top *t, int pid, int vm_index);
+/* Ctrl-C (or SIGTERM, SIGHUP, SIGQUIT) has asked kvmmmu-top to quit. */
+bool top_quit_signalled(void);
 /* '/' or 'f': show the VMs whose name matches REGEX ("" for all); -EINVAL if not a regex. */
 int top_set_filter(struct top *t, const char *regex);
 

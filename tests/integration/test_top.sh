@@ -168,10 +168,13 @@ if ! command -v tmux >/dev/null; then
 	skip top/screen "no tmux (make deps installs it)"
 	exit 0
 fi
-tmux kill-session -t kvmmmu-top 2>/dev/null
-tmux new-session -d -s kvmmmu-top -x 150 -y 30 "bash --norc"
-sh_run() { tmux send-keys -t kvmmmu-top "$1" Enter; }
-screen() { tmux capture-pane -p -t kvmmmu-top; }
+# a tmux server of this run's own, its socket in $TMP (gone with it): other
+# runs on the host (and their sessions) untouched
+tm() { tmux -S "$TMP/tmux" "$@"; }
+trap 'tm kill-server 2>/dev/null; rm -rf "$TMP"' EXIT
+tm new-session -d -s kvmmmu-top -x 150 -y 30 "bash --norc"
+sh_run() { tm send-keys -t kvmmmu-top "$1" Enter; }
+screen() { tm capture-pane -p -t kvmmmu-top; }
 # wait_screen PATTERN: until PATTERN is on the screen; 2 min at most (a
 # kvmmmu-top starting in a TCG guest takes 8-20 s to attach)
 wait_screen() {
@@ -200,50 +203,58 @@ wait_screen '^kvmmmu-top - '
 first=$(screen)
 check top/screen-first-frame-no-null "$(echo "$first" | grep -n 'null' | head -3)" \
 	eval '! echo "$first" | grep -q "(null)"'
-tmux send-keys -t kvmmmu-top q
+tm send-keys -t kvmmmu-top q
 wait_screen '^FIRST-DONE'
-tmux send-keys -t kvmmmu-top clear Enter
+tm send-keys -t kvmmmu-top clear Enter
 stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 sh_run "stty -a > $TMP/stty.before; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui.rc; stty -a > $TMP/stty.after; echo TOP-DONE"
 check top/screen-vm-row "$(screen | head -8)" wait_screen '^top-tui  '
 check top/screen-header "$(screen | head -3)" wait_screen 'sort: faults'
 check top/screen-bpf-cost "$(screen | sed -n 3p)" wait_screen '^kvmmmu BPF [0-9.]* ms/s'
-tmux send-keys -t kvmmmu-top Enter
+tm send-keys -t kvmmmu-top Enter
 check top/screen-drill-down "$(screen | head -8)" wait_screen '^CPU 1/KVM'
-tmux send-keys -t kvmmmu-top Enter
+tm send-keys -t kvmmmu-top Enter
 check top/screen-vcpu-histogram "$(screen | head -14)" wait_screen "$LAT: [0-9]* samples"
 check top/screen-vcpu-outcomes "$(screen | head -8)" wait_screen '^  ret_pf_fixed '
 check top/screen-vcpu-access "$(screen | head -10)" wait_screen '^  access: read [0-9]*  write [0-9]*  fetch [0-9]*;  not present [0-9]*  protection [0-9]*'
 check top/screen-vcpu-levels "$(screen | head -11)" wait_screen '^  levels: 4k [0-9]*  2m [0-9]*  1g [0-9]* installed;  4k not huge: dirty log [0-9]*  host [0-9]*  nx [0-9]*'
 # l: the vCPU's slow faults, none recorded without --slower (and says how); l again: back
-tmux send-keys -t kvmmmu-top l
+tm send-keys -t kvmmmu-top l
 check top/screen-slow-needs-slower "$(screen | sed -n 10,14p)" \
 	wait_screen '^  none recorded: start kvmmmu-top with --slower MS'
-tmux send-keys -t kvmmmu-top l
+tm send-keys -t kvmmmu-top l
 check top/screen-slow-back "$(screen | head -14)" wait_screen "$LAT: [0-9]* samples"
-tmux send-keys -t kvmmmu-top Escape
+tm send-keys -t kvmmmu-top Escape
 check top/screen-vcpu-back "$(screen | head -8)" wait_screen '^CPU 1/KVM'
-tmux send-keys -t kvmmmu-top Escape
+tm send-keys -t kvmmmu-top Escape
 check top/screen-back "$(screen | head -8)" wait_screen '^top-tui  '
-tmux send-keys -t kvmmmu-top /
+tm send-keys -t kvmmmu-top /
 wait_screen '^filter VMs by name'
-tmux send-keys -t kvmmmu-top 'nomatch' Enter
+tm send-keys -t kvmmmu-top 'nomatch' Enter
 check top/screen-filter-hides "$(screen | head -8)" wait_screen 'filter: nomatch'
 check top/screen-filter-no-rows "$(screen | head -8)" eval '! screen | grep -q "^top-tui  "'
-tmux send-keys -t kvmmmu-top /
+# the VM is there, hidden, its faults in TOTAL: the notice says the filter hides it
+check top/screen-filter-says-hidden "$(screen | sed -n 6,7p)" wait_screen "^  no VM matches filter 'nomatch' (1 hidden"
+# Esc at the prompt cancels it: the filter stays as it was
+tm send-keys -t kvmmmu-top /
 wait_screen '^filter VMs by name'
-tmux send-keys -t kvmmmu-top Enter
+tm send-keys -t kvmmmu-top 'zzz' Escape
+check top/screen-filter-esc-keeps "$(screen | sed -n 3p; screen | tail -1)" \
+	screen_until eval 'screen | grep -q "filter: nomatch" && ! screen | grep -q "^filter VMs by name"'
+tm send-keys -t kvmmmu-top /
+wait_screen '^filter VMs by name'
+tm send-keys -t kvmmmu-top Enter
 check top/screen-filter-cleared "$(screen | head -8)" wait_screen '^top-tui  '
-tmux send-keys -t kvmmmu-top '>'
+tm send-keys -t kvmmmu-top '>'
 check top/screen-sort-key "$(screen | head -3)" wait_screen 'sort: name'
-tmux send-keys -t kvmmmu-top ' '
+tm send-keys -t kvmmmu-top ' '
 check top/screen-pause "$(screen | head -2)" wait_screen 'PAUSED'
-tmux send-keys -t kvmmmu-top ' '
-tmux send-keys -t kvmmmu-top t
+tm send-keys -t kvmmmu-top ' '
+tm send-keys -t kvmmmu-top t
 check top/screen-since-start "$(screen | head -6)" wait_screen 'counts since start'
-tmux send-keys -t kvmmmu-top h
+tm send-keys -t kvmmmu-top h
 check top/screen-help "$(screen | head -4)" wait_screen 'kvmmmu-top keys'
-tmux send-keys -t kvmmmu-top x q
+tm send-keys -t kvmmmu-top x q
 check top/screen-quit "$(screen | tail -5)" wait_screen '^TOP-DONE'
 check top/screen-quit-exit-0 "$(cat "$TMP/tui.rc" 2>/dev/null)" grep -qx rc=0 "$TMP/tui.rc"
 check top/screen-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after")" \
@@ -262,7 +273,7 @@ k1=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken 1)
 got=$(screen | awk '$1 == "top-exact" { print $4; exit }')
 check top/screen-exact-vm-faults "screen: $got, KVM pf_taken: $k0 + $k1" \
 	test -n "$k0" -a -n "$k1" -a "$got" = "$((${k0:-0} + ${k1:-0}))"
-tmux send-keys -t kvmmmu-top Enter
+tm send-keys -t kvmmmu-top Enter
 # both vCPUs read off one frame: the exited VM leaves after 3 refreshes,
 # which a slow host (a TCG guest) can reach between two captures
 exact_frame() {
@@ -275,7 +286,7 @@ for v in 0 1; do
 	k=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken $v)
 	check "top/screen-exact-vcpu$v-faults" "screen: $got, KVM pf_taken: $k" test -n "$k" -a "$got" = "$k"
 done
-tmux send-keys -t kvmmmu-top q
+tm send-keys -t kvmmmu-top q
 wait_screen '^TOP-EXACT-DONE'
 # sort by name, inverted: the rows change order; paused, the figures stay
 "$LOAD" --name top-sort-a --vcpus 1 --mem 8M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
@@ -288,31 +299,37 @@ sh_run "clear; $TOP -p top-sort-a -p top-sort-b -s name --since-start -d 0.5; st
 order() { screen | awk '$1 ~ /^top-sort-/ { printf "%s ", $1 }'; }
 check top/screen-sort-by-name "rows: $(order)" \
 	screen_until eval '[ "$(order)" = "top-sort-a top-sort-b " ]'
-tmux send-keys -t kvmmmu-top i
+tm send-keys -t kvmmmu-top i
 check top/screen-sort-inverted "rows: $(order)" \
 	screen_until eval '[ "$(order)" = "top-sort-b top-sort-a " ]'
-tmux send-keys -t kvmmmu-top ' '
+tm send-keys -t kvmmmu-top ' '
 wait_screen 'PAUSED'
 p1=$(screen | awk '$1 == "top-sort-a" { print $4 }')
 sleep 1.5
 p2=$(screen | awk '$1 == "top-sort-a" { print $4 }')
 check top/screen-paused-frozen "faults $p1, 1.5 s later $p2" test -n "$p1" -a "$p1" = "$p2"
-tmux send-keys -t kvmmmu-top ' '
+tm send-keys -t kvmmmu-top ' '
 check top/screen-unpaused-moves "faults $p1 when paused, then $(screen | awk '$1 == "top-sort-a" { print $4 }')" \
 	screen_until eval '[ "$(screen | awk "\$1 == \"top-sort-a\" { print \$4 }")" != "$p1" ]'
 # the same top, resized (SIGWINCH) to 80 columns: whole columns only, no
 # row wraps onto the next line, and the line under the header says how many
 # columns a wider terminal would show
-tmux resize-window -t kvmmmu-top -x 80 -y 20 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 80 -y 20
+tm resize-window -t kvmmmu-top -x 80 -y 20 2>/dev/null || tm resize-pane -t kvmmmu-top -x 80 -y 20
 check top/screen-80-cols-says-cut "$(screen | sed -n 4p)" wait_screen '^[0-9]* columns past the edge ([0-9]* wide shows all)'
 check top/screen-80-cols-no-wrap "$(screen | sed -n 5,9p)" \
 	screen_until eval '[ "$(screen | sed -n 6p | cut -c1-9)" = "top-sort-" ] && [ "$(screen | sed -n 7p | cut -c1-9)" = "top-sort-" ] && [ -z "$(screen | sed -n 8p | tr -d " ")" ]'
-# then too small for the table: one line that says so
-tmux resize-window -t kvmmmu-top -x 40 -y 6 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 40 -y 6
-check top/screen-too-small "$(screen)" wait_screen 'the terminal is 40x6'
+# then too small for the table (20x5): it says so, whole, wrapped to its
+# width, and waits; keys but q do nothing meanwhile (they would act unseen)
+tm resize-window -t kvmmmu-top -x 20 -y 5 2>/dev/null || tm resize-pane -t kvmmmu-top -x 20 -y 5
+check top/screen-too-small "$(screen)" \
+	eval 'wait_screen "^terminal too small$" && wait_screen "^(need 60x8)$"'
+tm send-keys -t kvmmmu-top t ' '
+sleep 1 # (nothing to wait for: the keys must change nothing; they are read every 50 ms)
 # and SIGTERM while drawing: the terminal comes back all the same
-tmux resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tmux resize-pane -t kvmmmu-top -x 150 -y 30
+tm resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tm resize-pane -t kvmmmu-top -x 150 -y 30
 wait_screen '^top-sort-'
+check top/screen-too-small-keys-ignored "$(screen | head -2)" \
+	eval 'screen | sed -n 2p | grep -q "counts since start" && ! screen | head -1 | grep -q PAUSED'
 pkill -TERM -f "^$TOP -p top-sort-a -p top-sort-b"
 check top/sigterm-ends "$(screen | tail -3)" wait_screen '^TOP-SORT-DONE'
 check top/sigterm-terminal-restored "$(diff "$TMP/stty.before" "$TMP/stty.after2")" \
@@ -324,21 +341,57 @@ sh_run "clear; TERM=no-such-term $TOP -p top-tui -d 0.5 -n 2 2>$TMP/term.err; ec
 wait_screen '^TERM-RC='
 check top/unknown-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep TERM-RC), $(cat "$TMP/term.err")" \
 	eval 'screen | grep -q "^TERM-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] && grep -q "batch frames instead" "$TMP/term.err"'
+# a terminal that cannot move the cursor (TERM=dumb): a note, then batch frames, not curses
+sh_run "clear; TERM=dumb $TOP -p top-tui -d 0.5 -n 2 2>$TMP/dumb.err; echo DUMB-RC=\$?"
+wait_screen '^DUMB-RC='
+check top/dumb-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $(screen | grep DUMB-RC), $(cat "$TMP/dumb.err")" \
+	eval 'screen | grep -q "^DUMB-RC=0" && [ "$(screen | grep -c "kvmmmu-top: 1 VM")" = 2 ] &&
+		grep -q "^kvmmmu-top: note: this terminal (TERM=dumb) cannot move the cursor: batch frames instead" "$TMP/dumb.err"'
+# Ctrl-C at the / prompt quits, as Ctrl-C does elsewhere (and in htop): not a
+# character of the filter (15 s: the prompt would wait for Enter for ever)
+sh_run "clear; $TOP -p top-tui -d 0.5; echo CTRLC-RC=\$?"
+wait_screen '^top-tui  '
+tm send-keys -t kvmmmu-top /
+wait_screen '^filter VMs by name'
+tm send-keys -t kvmmmu-top ab C-c
+end=$((SECONDS + 15))
+until screen | grep -q '^CTRLC-RC=' || [ $SECONDS -ge $end ]; do sleep 0.1; done
+check top/screen-filter-ctrl-c-quits "$(screen | grep -v '^$' | tail -2)" eval 'screen | grep -q "^CTRLC-RC=0"'
+if ! screen | grep -q '^CTRLC-RC='; then # (the code before the fix: out of the prompt, then quit)
+	tm send-keys -t kvmmmu-top Enter q
+	wait_screen '^CTRLC-RC='
+fi
+# since the start, VMs that exit leave the table, not TOTAL, and the notice says
+# they exited (not that no fault was seen)
+sh_run "clear; $TOP -p top-gone -d 0.5 --since-start; echo GONE-DONE"
+wait_screen 'sort: faults'
+"$LOAD" --name top-gone --vcpus 1 --mem 1M --csv "$TMP/gone.csv" >/dev/null 2>&1
+check top/screen-exited-notice "$(screen | sed -n 5,7p)" wait_screen '^  no VM running: 1 exited since kvmmmu-top started'
+k=$(csv_value "$TMP/gone.csv" kvm_stats pf_taken 0)
+got=$(screen | awk '$1 == "TOTAL" { print $4; exit }')
+check top/screen-exited-total-kept "TOTAL: $got, KVM pf_taken: $k" test -n "$k" -a "$got" = "$k"
+check top/screen-exited-no-false-notice "$(screen | sed -n 6p)" eval '! screen | grep -q "no KVM MMU faults seen yet"'
+# too small, q still quits
+tm resize-window -t kvmmmu-top -x 20 -y 5 2>/dev/null || tm resize-pane -t kvmmmu-top -x 20 -y 5
+wait_screen '^terminal too small$'
+tm send-keys -t kvmmmu-top q
+check top/screen-too-small-q-quits "$(screen)" wait_screen '^GONE-DONE'
+tm resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tm resize-pane -t kvmmmu-top -x 150 -y 30
 # --slower: l in a vCPU's view lists that vCPU's slow faults, newest first
 # (at 1 us, every timed fault); outside one, l says where it works
 # (with --region 4M: a VM's view lists its most faulted regions under its vCPUs)
 sh_run "clear; $TOP -p top-tui --slower 0.001 --region 4M -d 0.5; echo TOP-SLOW-DONE"
 wait_screen '^top-tui  '
-tmux send-keys -t kvmmmu-top l
+tm send-keys -t kvmmmu-top l
 check top/screen-slow-where "$(screen | sed -n 4p)" wait_screen "^l: a vCPU's slow faults, in its view"
-tmux send-keys -t kvmmmu-top Enter
+tm send-keys -t kvmmmu-top Enter
 wait_screen '^CPU 1/KVM'
 check top/screen-vm-regions "$(screen | sed -n 8,14p)" \
 	eval 'wait_screen "^    hot regions (4 MiB each, since the start; [0-9]* faults in all):" &&
 		wait_screen "^      memslot [-0-9]*  *\[0x[0-9a-f]*, 0x[0-9a-f]*)  *[0-9]*  *[0-9.]*%"'
-tmux send-keys -t kvmmmu-top Enter
+tm send-keys -t kvmmmu-top Enter
 wait_screen '^  ret_pf_fixed '
-tmux send-keys -t kvmmmu-top l
+tm send-keys -t kvmmmu-top l
 check top/screen-slow-list "$(screen | sed -n 10,16p)" \
 	eval 'wait_screen "^slow faults of vCPU [01], newest first (l: back to its histogram):" &&
 		wait_screen "^[0-9:.]* top-tui  *[0-9]*  *[01] "'
@@ -349,9 +402,9 @@ mine=$(awk -v v="$v" '$1 ~ /^[0-9][0-9]:/ && $2 == "top-tui" && $4 == v' <<<"$fr
 others=$(awk -v v="$v" '$1 ~ /^[0-9][0-9]:/ && $2 == "top-tui" && $4 != v' <<<"$frame" | wc -l)
 check top/screen-slow-only-this-vcpu "vCPU $v: $mine lines of it, $others of another" \
 	test -n "$v" -a "$mine" -gt 0 -a "$others" = 0
-tmux send-keys -t kvmmmu-top q
+tm send-keys -t kvmmmu-top q
 check top/screen-slow-quit "$(screen | tail -3)" wait_screen '^TOP-SLOW-DONE'
-tmux kill-session -t kvmmmu-top
+tm kill-session -t kvmmmu-top
 kill $l1 2>/dev/null
 wait $l1 2>/dev/null
 
@@ -422,6 +475,14 @@ bad slower-text --slower soon
 rc=$?
 check top/missing-pid "exit $rc: $(head -c 200 "$TMP/nopid.out")" \
 	eval 'test $rc = 1 && [ "$(wc -l <"$TMP/nopid.out")" = 1 ] && grep -q "no process with PID 999999" "$TMP/nopid.out"'
+# a PID that is a process but not a VM: an error, as kvmmmu-hist says it (a name is waited for)
+one_line_error top/pid-not-vm 1 "$TOP" -b -n 1 -p 1
+check top/pid-not-vm-says "$(cat "$TMP/bad.err")" grep -q '^kvmmmu-top: process 1 (.*) is not a VM' "$TMP/bad.err"
+# frames that stdout cannot take (a full disk): exit 1 and one line, not 0 with all lost
+timeout 20 "$TOP" -b -n 2 -d 0.2 >/dev/full 2>"$TMP/full.err"
+rc=$?
+check top/stdout-full "exit $rc: $(head -c 300 "$TMP/full.err")" \
+	eval '[ $rc = 1 ] && [ "$(wc -l <"$TMP/full.err")" = 1 ] && grep -q "^kvmmmu-top: cannot write to stdout: No space left on device$" "$TMP/full.err"'
 # -p takes a comma list, as top and perf do: both VMs shown. They fault all
 # along (dirty-log passes): under nested paging a VM that has populated its
 # memory takes no fault at all, and a TCG guest's top attaches after that.
