@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <argp.h>
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,22 +115,29 @@ static bool plain_path(const char *path)
 	}
 }
 
-/* [HOST]:PORT into L's socket address: ":PORT" is every address (IPv6 and IPv4). */
-static int parse_listen(const char *arg, struct exporter_listen *l)
+/*
+ * [HOST]:PORT into L's socket address: ":PORT" is every address (IPv6 and
+ * IPv4). 0, or -1 with why it is not one in WHY (after the argument's name).
+ */
+static int parse_listen(const char *arg, struct exporter_listen *l, char *why, size_t why_size)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	char host[256];
 	const char *colon = strrchr(arg, ':'), *port;
 	struct addrinfo *res;
+	bool v6 = arg[0] == '[';
 	uint64_t v;
 	size_t len;
+	int err;
 
+	snprintf(why, why_size,
+		 "expected [HOST]:PORT, such as 127.0.0.1:9486, :9486 or [::1]:9486");
 	if (!colon)
 		return -1;
 	port = colon + 1;
 	len = (size_t)(colon - arg);
-	if (arg[0] == '[') { /* [v6]:PORT */
+	if (v6) { /* [v6]:PORT */
 		if (len < 2 || arg[len - 1] != ']')
 			return -1;
 		arg++;
@@ -141,8 +149,16 @@ static int parse_listen(const char *arg, struct exporter_listen *l)
 	memcpy(host, arg, len);
 	host[len] = '\0';
 	hints.ai_family = len ? AF_UNSPEC : AF_INET6;
-	if (getaddrinfo(len ? host : NULL, port, &hints, &res))
+	err = getaddrinfo(len ? host : NULL, port, &hints, &res);
+	if (err) {
+		/* the syntax was right: say what the resolver said of the host */
+		if (v6)
+			snprintf(why, why_size, "'%s' is not an IPv6 address", host);
+		else
+			snprintf(why, why_size, "cannot resolve '%s': %s", host,
+				 err == EAI_SYSTEM ? strerror(errno) : gai_strerror(err));
 		return -1;
+	}
 	memcpy(&l->addr, res->ai_addr, res->ai_addrlen);
 	l->addr_len = res->ai_addrlen;
 	freeaddrinfo(res);
@@ -183,14 +199,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LISTEN: {
 		struct exporter_listen *l = &env->listen[env->n_listen];
+		char why[300];
 
 		if (env->n_listen == EXPORTER_MAX_LISTEN)
 			usage_error("--web.listen-address '%s': at most %d addresses", arg,
 				    EXPORTER_MAX_LISTEN);
-		if (parse_listen(arg, l))
-			usage_error("--web.listen-address '%s': expected [HOST]:PORT, such as "
-				    "127.0.0.1:9486, :9486 or [::1]:9486",
-				    arg);
+		if (parse_listen(arg, l, why, sizeof(why)))
+			usage_error("--web.listen-address '%s': %s", arg, why);
 		l->address = arg;
 		env->n_listen++;
 		break;
@@ -252,6 +267,7 @@ void exporter_parse_args(int argc, char **argv, struct exporter_env *env)
 	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	struct args_state as = {.env = env};
 	bool any = false;
+	char why[300];
 
 	env->telemetry_path = "/metrics";
 	env->max_connections = 1024;
@@ -260,7 +276,8 @@ void exporter_parse_args(int argc, char **argv, struct exporter_env *env)
 	for (int c = 0; c < PROM_N_COLLECTORS; c++)
 		as.choice.said[c] = -1;
 	cli_parse(&argp, argc, argv, 0, &as);
-	if (!env->n_listen && parse_listen(EXPORTER_DEFAULT_ADDRESS, &env->listen[0]) == 0)
+	if (!env->n_listen &&
+	    !parse_listen(EXPORTER_DEFAULT_ADDRESS, &env->listen[0], why, sizeof(why)))
 		env->listen[env->n_listen++].address = EXPORTER_DEFAULT_ADDRESS;
 	prom_opts_default(&env->prom);
 	for (int c = 0; c < PROM_N_COLLECTORS; c++) {

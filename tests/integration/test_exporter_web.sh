@@ -145,6 +145,13 @@ bad no-collector-on 2 --collector.disable-defaults
 bad no-collector-on-but-per-vcpu 2 --collector.disable-defaults --collector.per_vcpu
 bad too-many-listen-addresses 2 $(for i in 1 2 3 4 5 6 7 8 9; do echo --web.listen-address=127.0.0.1:0; done)
 bad second-listen-address-bad 2 --web.listen-address=127.0.0.1:0 --web.listen-address=nope
+# a host name that does not resolve: the resolver's reason, not "expected [HOST]:PORT"
+bad listen-unresolvable 2 --web.listen-address=nosuchhost.invalid:9100
+out=$(timeout 20 "$EXP" --web.listen-address=nosuchhost.invalid:9100 2>&1)
+check exporter/listen-unresolvable-says-why "$out" \
+	eval 'grep -q "cannot resolve '"'"'nosuchhost.invalid'"'"': ." <<<"$out" && ! grep -q expected <<<"$out"'
+out=$(timeout 20 "$EXP" --web.listen-address='[nosuchhost]:9100' 2>&1)
+check exporter/listen-bracketed-not-v6-says-so "$out" grep -q "'nosuchhost' is not an IPv6 address" <<<"$out"
 
 # --- basic auth and TLS (exporter-toolkit's web config)
 # cost 12, as people deploy it (about 0.25 s a check here)
