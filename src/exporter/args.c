@@ -18,6 +18,7 @@ enum {
 	OPT_WEB_CONFIG,
 	OPT_MAX_CONNECTIONS,
 	OPT_TIMEOUT,
+	OPT_EXITED_RETENTION,
 	OPT_DISABLE_DEFAULTS,
 	OPT_DISABLE_EXPORTER_METRICS,
 	OPT_COLLECTOR,			       /* + enum prom_collector: --collector.NAME */
@@ -68,6 +69,10 @@ static const struct argp_option options[] = {
 	{"web.max-connections", OPT_MAX_CONNECTIONS, "N", 0,
 	 "Connections at once, on every address; more are refused at once (default 1024)", 0},
 	{"web.timeout", OPT_TIMEOUT, "SECS", 0, "Close a connection idle this long (default 10)",
+	 0},
+	{"exited-vm-retention", OPT_EXITED_RETENTION, "DURATION", 0,
+	 "Serve an exited VM's final figures this long after the first scrape that shows them "
+	 "(default 60s; 0: that scrape only)",
 	 0},
 	{"web.disable-exporter-metrics", OPT_DISABLE_EXPORTER_METRICS, NULL, 0,
 	 "Leave out the exporter's own process_* metrics", 0},
@@ -165,6 +170,34 @@ static int parse_listen(const char *arg, struct exporter_listen *l, char *why, s
 	return 0;
 }
 
+/*
+ * A Prometheus-style duration, whole units: "60s", "2m", "1h", "500ms"; a
+ * bare number is seconds, "0" none. Up to a day.
+ */
+static int parse_duration(const char *arg, double *secs)
+{
+	static const struct {
+		const char *unit;
+		double secs;
+	} units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
+	size_t digits = strspn(arg, "0123456789");
+	char num[32];
+	uint64_t v;
+
+	if (!digits || digits >= sizeof(num))
+		return -1;
+	memcpy(num, arg, digits);
+	num[digits] = '\0';
+	if (parse_u64_range(num, 0, 86400000, &v))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(arg + digits, units[i].unit)) {
+			*secs = (double)v * units[i].secs;
+			return *secs <= 86400 ? 0 : -1;
+		}
+	return -1;
+}
+
 /* What the command line said of each collector (-1: nothing), and of the defaults. */
 struct collector_choice {
 	int said[PROM_N_COLLECTORS];
@@ -247,6 +280,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error("--web.timeout '%s': expected seconds from 1 to 3600", arg);
 		env->timeout_s = (unsigned int)v;
 		break;
+	case OPT_EXITED_RETENTION:
+		if (parse_duration(arg, &env->exited_retention_s))
+			usage_error("--exited-vm-retention '%s': expected a duration up to a day, "
+				    "such as 60s, 5m or 0",
+				    arg);
+		break;
 	case 'v':
 		env->verbose = true;
 		break;
@@ -272,6 +311,7 @@ void exporter_parse_args(int argc, char **argv, struct exporter_env *env)
 	env->telemetry_path = "/metrics";
 	env->max_connections = 1024;
 	env->timeout_s = 10;
+	env->exited_retention_s = EXPORTER_DEFAULT_RETENTION_S;
 	env->exporter_metrics = true;
 	for (int c = 0; c < PROM_N_COLLECTORS; c++)
 		as.choice.said[c] = -1;

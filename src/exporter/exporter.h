@@ -16,6 +16,8 @@
 #define EXPORTER_DEFAULT_ADDRESS "127.0.0.1:9486"
 #define EXPORTER_MAX_GONE 256
 #define EXPORTER_MAX_LISTEN 8 /* --web.listen-address, repeated */
+/* --exited-vm-retention: four scrapes at Prometheus' default interval */
+#define EXPORTER_DEFAULT_RETENTION_S 60.0
 
 struct exporter_listen {
 	const char *address; /* as given */
@@ -30,6 +32,7 @@ struct exporter_env {
 	const char *web_config;	    /* --web.config.file */
 	unsigned int max_connections;
 	unsigned int timeout_s;	     /* an idle connection is closed after this */
+	double exited_retention_s;   /* --exited-vm-retention */
 	struct prom_opts prom;	     /* --[no-]collector.NAME, --collector.disable-defaults */
 	bool exporter_metrics;	     /* process_*: off with --web.disable-exporter-metrics */
 	struct session_args session; /* -p, --probe-mode, --sample */
@@ -65,8 +68,15 @@ struct exporter {
 	struct session s;
 	struct prom_state prom;
 	bool bpf_stats; /* the kernel counts BPF run time */
-	/* VMs a scrape showed with their final figures: they leave before the next */
-	int gone[EXPORTER_MAX_GONE];
+	/*
+	 * VMs a scrape showed with their final figures, and when it first did:
+	 * every scrape shows them for --exited-vm-retention from then (each
+	 * Prometheus of an HA pair sees them), and the first scrape after, not.
+	 */
+	struct exporter_gone {
+		int pid;
+		double shown; /* sysinfo_monotonic() */
+	} gone[EXPORTER_MAX_GONE];
 	size_t n_gone;
 	struct exporter_body *spare_body;   /* the last one sent, for the next scrape (atomic) */
 	struct libdeflate_compressor *gzip; /* the last scrape's, for the next (atomic) */
