@@ -7,7 +7,7 @@
  * like a hung exporter) and in idle time, requests in size; bcrypt runs on
  * auth's workers. GET (and HEAD) of the telemetry path is a scrape, gzipped
  * when the client asks, "/" a landing page, any other path 404, any other
- * method 405.
+ * method 405, HTTP/1.1 without a Host header (or any with two) 400.
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -185,6 +185,29 @@ static enum MHD_Result landing(struct exporter *e, struct MHD_Connection *conn)
 	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", page, (size_t)n, true);
 }
 
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_HOST))
+		(*(unsigned int *)cls)++;
+	return MHD_YES;
+}
+
+/*
+ * RFC 9112 3.2: an HTTP/1.1 request without Host, or any request with two,
+ * is a 400 (libmicrohttpd checks the first only when pedantic, which also
+ * refuses what clients send in practice).
+ */
+static bool bad_host(struct MHD_Connection *conn, const char *version)
+{
+	unsigned int hosts = 0;
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_host, &hosts);
+	return hosts > 1 || (!hosts && strcmp(version, MHD_HTTP_VERSION_1_0));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
@@ -195,9 +218,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct MHD_Response *r;
 	int err;
 
-	(void)version;
 	(void)upload_data;
 	*upload_data_size = 0; /* a body is never read: nothing here takes one */
+	if (bad_host(conn, version))
+		return text(conn, MHD_HTTP_BAD_REQUEST, "Bad Request: one Host header needed\n");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed\n");
 	if (!authorized(e, conn, req_cls, &ret))

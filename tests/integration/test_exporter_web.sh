@@ -33,6 +33,15 @@ check exporter/landing-page "$(curl -s "$URL/")" eval 'curl -s "$URL/" | grep -q
 check exporter/404-elsewhere "got $(code "$URL/nope")" test "$(code "$URL/nope")" = 404
 check exporter/405-post "got $(code -X POST -d x "$URL/metrics")" test "$(code -X POST -d x "$URL/metrics")" = 405
 check exporter/405-put "got $(code -X PUT "$URL/metrics")" test "$(code -X PUT "$URL/metrics")" = 405
+# RFC 9112 3.2: HTTP/1.1 without Host, or two Hosts, is a 400; HTTP/1.0 needs none
+c=$(code -H 'Host:' "$URL/metrics")
+check exporter/http11-no-host-400 "got $c" test "$c" = 400
+c=$(code -0 -H 'Host:' "$URL/metrics")
+check exporter/http10-no-host-200 "got $c" test "$c" = 200
+exec 3<>/dev/tcp/127.0.0.1/$EPORT && printf 'GET /metrics HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n' >&3
+c=$(timeout 10 head -1 <&3 | tr -d '\r')
+exec 3>&-
+check exporter/two-hosts-400 "got '$c'" test "$c" = "HTTP/1.1 400 Bad Request"
 # gzip when the client asks, as node_exporter; the same families inside
 curl -s -H 'Accept-Encoding: gzip' -D "$TMP/hz" -o "$TMP/scrape0.gz" "$URL/metrics"
 check exporter/gzip-when-asked "$(grep -i '^content-encoding\|^vary' "$TMP/hz" | tr -d '\r' | tr '\n' ' ')" \
