@@ -68,7 +68,9 @@ static const struct argp_option options[] = {
 	 "TLS and basic auth, in Prometheus exporter-toolkit's format", 0},
 	{"web.max-connections", OPT_MAX_CONNECTIONS, "N", 0,
 	 "Connections at once, on every address; more are refused at once (default 1024)", 0},
-	{"web.timeout", OPT_TIMEOUT, "SECS", 0, "Close a connection idle this long (default 10)",
+	{"web.timeout", OPT_TIMEOUT, "SECS", 0,
+	 "Close a connection idle this long, or whose request header is not whole within it "
+	 "(default 10)",
 	 0},
 	{"exited-vm-retention", OPT_EXITED_RETENTION, "DURATION", 0,
 	 "Serve an exited VM's final figures this long after the first scrape that shows them "

@@ -39,6 +39,15 @@ struct exporter_env {
 	bool verbose;
 };
 
+/* The open connections, every address's (conns.c). */
+struct exporter_conn;
+struct exporter_conns {
+	pthread_mutex_t lock;
+	struct exporter_conn *head, *tail; /* waiting for a request header, oldest first */
+	unsigned int open;
+	unsigned int evicted; /* shut down by conns_admit or conns_expire, not yet closed */
+};
+
 struct MHD_Daemon;
 struct auth;
 struct exporter;
@@ -62,7 +71,7 @@ struct exporter {
 	/* a daemon a listen address: bound before attaching, served after */
 	struct MHD_Daemon *httpd[EXPORTER_MAX_LISTEN];
 	int listen_fd[EXPORTER_MAX_LISTEN];
-	unsigned int connections; /* open, on every address (the daemons' threads) */
+	struct exporter_conns conns; /* on every address (the daemons' threads) */
 	/* the session: the main loop (news from BPF) and scrapes take turns */
 	pthread_mutex_t lock;
 	struct session s;
@@ -99,6 +108,24 @@ int http_listen(struct exporter *e, char *why, size_t why_size);
 /* Serves on those sockets, with TLS and basic auth from WEB. 0, or -errno and a reason. */
 int http_start(struct exporter *e, char *why, size_t why_size);
 void http_stop(struct exporter *e);
+/* Closes the connections whose request header is not whole within --web.timeout. */
+void http_tick(struct exporter *e);
+
+void conns_init(struct exporter_conns *c);
+void conns_free(struct exporter_conns *c);
+/* A new connection on socket FD: it waits for a header. NULL if out of memory (untracked). */
+struct exporter_conn *conns_opened(struct exporter_conns *c, int fd);
+void conns_closed(struct exporter_conns *c, struct exporter_conn *x);
+/* X's request header is whole / its request answered (it waits for the next header). */
+void conns_request(struct exporter_conns *c, struct exporter_conn *x);
+void conns_answered(struct exporter_conns *c, struct exporter_conn *x);
+/*
+ * Whether a new connection may be: below MAX, or at it by shutting down the
+ * one that has waited longest for a header (none waits: refused).
+ */
+bool conns_admit(struct exporter_conns *c, unsigned int max);
+/* Shuts down those waiting for a header DEADLINE_S or longer. */
+void conns_expire(struct exporter_conns *c, double deadline_s);
 
 /*
  * After attaching: drops every capability but those the running session

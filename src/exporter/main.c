@@ -165,6 +165,7 @@ static void run(struct exporter *e)
 		pthread_mutex_lock(&e->lock);
 		session_wait(&e->s, ready > 0 ? 1 : 0);
 		pthread_mutex_unlock(&e->lock);
+		http_tick(e);
 	}
 }
 
@@ -199,6 +200,7 @@ int main(int argc, char **argv)
 
 	for (size_t i = 0; i < EXPORTER_MAX_LISTEN; i++)
 		e.listen_fd[i] = -1;
+	conns_init(&e.conns);
 	exporter_parse_args(argc, argv, &e.env);
 	process_fit_fd_limit(&e.env.max_connections);
 	log_verbose = e.env.verbose;
@@ -250,5 +252,6 @@ int main(int argc, char **argv)
 	prom_state_free(&e.prom);
 	web_config_free(&e.web);
 	session_args_free(&e.env.session);
+	conns_free(&e.conns);
 	return err ? 1 : 0;
 }

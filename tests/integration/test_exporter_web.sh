@@ -109,6 +109,24 @@ wait $p2
 rc=$?
 check exporter/web-second-sigterm-exit-0 "exit $rc" test $rc = 0
 
+# --- slowloris: clients trickling a header a byte at a time held every slot
+# (a per-read timeout never fired) and valid scrapes were refused. A header
+# must be whole within --web.timeout; at the limit a new connection takes the
+# slot of the one that has waited longest for its header.
+start_exporter "$TMP/exp5.log" --web.max-connections=50 --web.timeout=3
+p5=$EPID
+$PC trickle 127.0.0.1 $EPORT 50 6 >"$TMP/trickle.out" 2>&1 &
+tr=$!
+until_true 30 grep -q 'connections trickling' "$TMP/trickle.out"
+got=$(curl -s -o /dev/null --max-time 5 -w '%{http_code} %{time_total}' "http://127.0.0.1:$EPORT/metrics")
+check exporter/scrape-while-50-trickle-at-the-limit "code, seconds: $got; $(cat "$TMP/trickle.out")" test "${got% *}" = 200
+wait $tr
+# all closed by the deadline (3 s; the bytes come every 0.25 s), with time to spare
+check exporter/trickling-headers-closed-at-deadline "$(tail -1 "$TMP/trickle.out")" \
+	eval 'grep -qE "^50 trickling, 50 closed by the server, first after [0-9.]+ s, last after [0-4]\.[0-9] s$" "$TMP/trickle.out"'
+kill -TERM $p5
+wait $p5
+
 # --- bad input: one line, non-zero
 bad() { # NAME WANT-RC ARGS...
 	local name=$1 want=$2 out rc
@@ -192,7 +210,7 @@ fastest() { for _ in 1 2 3; do curl -s -o /dev/null -w '%{time_total}\n' -u "$1"
 tu=$(fastest bob:s3cret)
 tk=$(fastest alice:wrong)
 check exporter/auth-unknown-user-same-time "unknown user ${tu}s, known user's wrong password ${tk}s" \
-	eval '[ "$(echo "$tu >= $tk / 2 && $tu <= $tk * 2" | bc)" = 1 ]'
+	eval '[ "$(echo "$tu * 2 >= $tk && $tu <= $tk * 2" | bc)" = 1 ]'
 # 50 clients retrying wrong passwords: bcrypt runs on workers, and the
 # scraper's known-good password is not checked again, so its scrapes do not
 # wait behind them (they took 5.9 s with 20 such clients, bcrypt on the HTTP thread)
