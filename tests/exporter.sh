@@ -55,7 +55,7 @@ start_exporter() {
 	EPORT=
 	local end=$((SECONDS + 120))
 	while [ $SECONDS -lt $end ]; do
-		EPORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$log" | head -1)
+		EPORT=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$log" 2>/dev/null | head -1)
 		[ -n "$EPORT" ] && break
 		kill -0 $EPID 2>/dev/null || return 1
 		sleep 0.1

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <argp.h>
+#include <errno.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ enum {
 	OPT_WEB_CONFIG,
 	OPT_MAX_CONNECTIONS,
 	OPT_TIMEOUT,
+	OPT_EXITED_RETENTION,
 	OPT_DISABLE_DEFAULTS,
 	OPT_DISABLE_EXPORTER_METRICS,
 	OPT_COLLECTOR,			       /* + enum prom_collector: --collector.NAME */
@@ -66,7 +68,13 @@ static const struct argp_option options[] = {
 	 "TLS and basic auth, in Prometheus exporter-toolkit's format", 0},
 	{"web.max-connections", OPT_MAX_CONNECTIONS, "N", 0,
 	 "Connections at once, on every address; more are refused at once (default 1024)", 0},
-	{"web.timeout", OPT_TIMEOUT, "SECS", 0, "Close a connection idle this long (default 10)",
+	{"web.timeout", OPT_TIMEOUT, "SECS", 0,
+	 "Close a connection idle this long, or whose request header is not whole within it "
+	 "(default 10)",
+	 0},
+	{"exited-vm-retention", OPT_EXITED_RETENTION, "DURATION", 0,
+	 "Serve an exited VM's final figures this long after the first scrape that shows them "
+	 "(default 60s; 0: that scrape only)",
 	 0},
 	{"web.disable-exporter-metrics", OPT_DISABLE_EXPORTER_METRICS, NULL, 0,
 	 "Leave out the exporter's own process_* metrics", 0},
@@ -114,22 +122,29 @@ static bool plain_path(const char *path)
 	}
 }
 
-/* [HOST]:PORT into L's socket address: ":PORT" is every address (IPv6 and IPv4). */
-static int parse_listen(const char *arg, struct exporter_listen *l)
+/*
+ * [HOST]:PORT into L's socket address: ":PORT" is every address (IPv6 and
+ * IPv4). 0, or -1 with why it is not one in WHY (after the argument's name).
+ */
+static int parse_listen(const char *arg, struct exporter_listen *l, char *why, size_t why_size)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_PASSIVE | AI_NUMERICSERV};
 	char host[256];
 	const char *colon = strrchr(arg, ':'), *port;
 	struct addrinfo *res;
+	bool v6 = arg[0] == '[';
 	uint64_t v;
 	size_t len;
+	int err;
 
+	snprintf(why, why_size,
+		 "expected [HOST]:PORT, such as 127.0.0.1:9486, :9486 or [::1]:9486");
 	if (!colon)
 		return -1;
 	port = colon + 1;
 	len = (size_t)(colon - arg);
-	if (arg[0] == '[') { /* [v6]:PORT */
+	if (v6) { /* [v6]:PORT */
 		if (len < 2 || arg[len - 1] != ']')
 			return -1;
 		arg++;
@@ -141,12 +156,48 @@ static int parse_listen(const char *arg, struct exporter_listen *l)
 	memcpy(host, arg, len);
 	host[len] = '\0';
 	hints.ai_family = len ? AF_UNSPEC : AF_INET6;
-	if (getaddrinfo(len ? host : NULL, port, &hints, &res))
+	err = getaddrinfo(len ? host : NULL, port, &hints, &res);
+	if (err) {
+		/* the syntax was right: say what the resolver said of the host */
+		if (v6)
+			snprintf(why, why_size, "'%s' is not an IPv6 address", host);
+		else
+			snprintf(why, why_size, "cannot resolve '%s': %s", host,
+				 err == EAI_SYSTEM ? strerror(errno) : gai_strerror(err));
 		return -1;
+	}
 	memcpy(&l->addr, res->ai_addr, res->ai_addrlen);
 	l->addr_len = res->ai_addrlen;
 	freeaddrinfo(res);
 	return 0;
+}
+
+/*
+ * A Prometheus-style duration, whole units: "60s", "2m", "1h", "500ms"; a
+ * bare number is seconds, "0" none. Up to a day.
+ */
+static int parse_duration(const char *arg, double *secs)
+{
+	static const struct {
+		const char *unit;
+		double secs;
+	} units[] = {{"ms", 1e-3}, {"s", 1}, {"m", 60}, {"h", 3600}, {"", 1}};
+	size_t digits = strspn(arg, "0123456789");
+	char num[32];
+	uint64_t v;
+
+	if (!digits || digits >= sizeof(num))
+		return -1;
+	memcpy(num, arg, digits);
+	num[digits] = '\0';
+	if (parse_u64_range(num, 0, 86400000, &v))
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(arg + digits, units[i].unit)) {
+			*secs = (double)v * units[i].secs;
+			return *secs <= 86400 ? 0 : -1;
+		}
+	return -1;
 }
 
 /* What the command line said of each collector (-1: nothing), and of the defaults. */
@@ -183,14 +234,13 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LISTEN: {
 		struct exporter_listen *l = &env->listen[env->n_listen];
+		char why[300];
 
 		if (env->n_listen == EXPORTER_MAX_LISTEN)
 			usage_error("--web.listen-address '%s': at most %d addresses", arg,
 				    EXPORTER_MAX_LISTEN);
-		if (parse_listen(arg, l))
-			usage_error("--web.listen-address '%s': expected [HOST]:PORT, such as "
-				    "127.0.0.1:9486, :9486 or [::1]:9486",
-				    arg);
+		if (parse_listen(arg, l, why, sizeof(why)))
+			usage_error("--web.listen-address '%s': %s", arg, why);
 		l->address = arg;
 		env->n_listen++;
 		break;
@@ -232,6 +282,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 			usage_error("--web.timeout '%s': expected seconds from 1 to 3600", arg);
 		env->timeout_s = (unsigned int)v;
 		break;
+	case OPT_EXITED_RETENTION:
+		if (parse_duration(arg, &env->exited_retention_s))
+			usage_error("--exited-vm-retention '%s': expected a duration up to a day, "
+				    "such as 60s, 5m or 0",
+				    arg);
+		break;
 	case 'v':
 		env->verbose = true;
 		break;
@@ -252,15 +308,18 @@ void exporter_parse_args(int argc, char **argv, struct exporter_env *env)
 	static const struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	struct args_state as = {.env = env};
 	bool any = false;
+	char why[300];
 
 	env->telemetry_path = "/metrics";
 	env->max_connections = 1024;
 	env->timeout_s = 10;
+	env->exited_retention_s = EXPORTER_DEFAULT_RETENTION_S;
 	env->exporter_metrics = true;
 	for (int c = 0; c < PROM_N_COLLECTORS; c++)
 		as.choice.said[c] = -1;
 	cli_parse(&argp, argc, argv, 0, &as);
-	if (!env->n_listen && parse_listen(EXPORTER_DEFAULT_ADDRESS, &env->listen[0]) == 0)
+	if (!env->n_listen &&
+	    !parse_listen(EXPORTER_DEFAULT_ADDRESS, &env->listen[0], why, sizeof(why)))
 		env->listen[env->n_listen++].address = EXPORTER_DEFAULT_ADDRESS;
 	prom_opts_default(&env->prom);
 	for (int c = 0; c < PROM_N_COLLECTORS; c++) {

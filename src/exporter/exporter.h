@@ -16,6 +16,8 @@
 #define EXPORTER_DEFAULT_ADDRESS "127.0.0.1:9486"
 #define EXPORTER_MAX_GONE 256
 #define EXPORTER_MAX_LISTEN 8 /* --web.listen-address, repeated */
+/* --exited-vm-retention: four scrapes at Prometheus' default interval */
+#define EXPORTER_DEFAULT_RETENTION_S 60.0
 
 struct exporter_listen {
 	const char *address; /* as given */
@@ -30,10 +32,20 @@ struct exporter_env {
 	const char *web_config;	    /* --web.config.file */
 	unsigned int max_connections;
 	unsigned int timeout_s;	     /* an idle connection is closed after this */
+	double exited_retention_s;   /* --exited-vm-retention */
 	struct prom_opts prom;	     /* --[no-]collector.NAME, --collector.disable-defaults */
 	bool exporter_metrics;	     /* process_*: off with --web.disable-exporter-metrics */
 	struct session_args session; /* -p, --probe-mode, --sample */
 	bool verbose;
+};
+
+/* The open connections, every address's (conns.c). */
+struct exporter_conn;
+struct exporter_conns {
+	pthread_mutex_t lock;
+	struct exporter_conn *head, *tail; /* waiting for a request header, oldest first */
+	unsigned int open;
+	unsigned int evicted; /* shut down by conns_admit or conns_expire, not yet closed */
 };
 
 struct MHD_Daemon;
@@ -59,14 +71,21 @@ struct exporter {
 	/* a daemon a listen address: bound before attaching, served after */
 	struct MHD_Daemon *httpd[EXPORTER_MAX_LISTEN];
 	int listen_fd[EXPORTER_MAX_LISTEN];
-	unsigned int connections; /* open, on every address (the daemons' threads) */
+	struct exporter_conns conns; /* on every address (the daemons' threads) */
 	/* the session: the main loop (news from BPF) and scrapes take turns */
 	pthread_mutex_t lock;
 	struct session s;
 	struct prom_state prom;
 	bool bpf_stats; /* the kernel counts BPF run time */
-	/* VMs a scrape showed with their final figures: they leave before the next */
-	int gone[EXPORTER_MAX_GONE];
+	/*
+	 * VMs a scrape showed with their final figures, and when it first did:
+	 * every scrape shows them for --exited-vm-retention from then (each
+	 * Prometheus of an HA pair sees them), and the first scrape after, not.
+	 */
+	struct exporter_gone {
+		int pid;
+		double shown; /* sysinfo_monotonic() */
+	} gone[EXPORTER_MAX_GONE];
 	size_t n_gone;
 	struct exporter_body *spare_body;   /* the last one sent, for the next scrape (atomic) */
 	struct libdeflate_compressor *gzip; /* the last scrape's, for the next (atomic) */
@@ -89,6 +108,24 @@ int http_listen(struct exporter *e, char *why, size_t why_size);
 /* Serves on those sockets, with TLS and basic auth from WEB. 0, or -errno and a reason. */
 int http_start(struct exporter *e, char *why, size_t why_size);
 void http_stop(struct exporter *e);
+/* Closes the connections whose request header is not whole within --web.timeout. */
+void http_tick(struct exporter *e);
+
+void conns_init(struct exporter_conns *c);
+void conns_free(struct exporter_conns *c);
+/* A new connection on socket FD: it waits for a header. NULL if out of memory (untracked). */
+struct exporter_conn *conns_opened(struct exporter_conns *c, int fd);
+void conns_closed(struct exporter_conns *c, struct exporter_conn *x);
+/* X's request header is whole / its request answered (it waits for the next header). */
+void conns_request(struct exporter_conns *c, struct exporter_conn *x);
+void conns_answered(struct exporter_conns *c, struct exporter_conn *x);
+/*
+ * Whether a new connection may be: below MAX, or at it by shutting down the
+ * one that has waited longest for a header (none waits: refused).
+ */
+bool conns_admit(struct exporter_conns *c, unsigned int max);
+/* Shuts down those waiting for a header DEADLINE_S or longer. */
+void conns_expire(struct exporter_conns *c, double deadline_s);
 
 /*
  * After attaching: drops every capability but those the running session

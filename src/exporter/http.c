@@ -7,7 +7,7 @@
  * like a hung exporter) and in idle time, requests in size; bcrypt runs on
  * auth's workers. GET (and HEAD) of the telemetry path is a scrape, gzipped
  * when the client asks, "/" a landing page, any other path 404, any other
- * method 405.
+ * method 405, HTTP/1.1 without a Host header (or any with two) 400.
  */
 #include <errno.h>
 #include <microhttpd.h>
@@ -185,6 +185,38 @@ static enum MHD_Result landing(struct exporter *e, struct MHD_Connection *conn)
 	return reply(conn, MHD_HTTP_OK, "text/html; charset=utf-8", page, (size_t)n, true);
 }
 
+/* CONN's own in e->conns (NULL: untracked). */
+static struct exporter_conn *conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+static enum MHD_Result count_host(void *cls, enum MHD_ValueKind kind, const char *key,
+				  const char *value)
+{
+	(void)kind;
+	(void)value;
+	if (!strcasecmp(key, MHD_HTTP_HEADER_HOST))
+		(*(unsigned int *)cls)++;
+	return MHD_YES;
+}
+
+/*
+ * RFC 9112 3.2: an HTTP/1.1 request without Host, or any request with two,
+ * is a 400 (libmicrohttpd checks the first only when pedantic, which also
+ * refuses what clients send in practice).
+ */
+static bool bad_host(struct MHD_Connection *conn, const char *version)
+{
+	unsigned int hosts = 0;
+
+	MHD_get_connection_values(conn, MHD_HEADER_KIND, count_host, &hosts);
+	return hosts > 1 || (!hosts && strcmp(version, MHD_HTTP_VERSION_1_0));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
@@ -195,9 +227,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	struct MHD_Response *r;
 	int err;
 
-	(void)version;
 	(void)upload_data;
-	*upload_data_size = 0; /* a body is never read: nothing here takes one */
+	*upload_data_size = 0;			 /* a body is never read: nothing here takes one */
+	conns_request(&e->conns, conn_of(conn)); /* its header is whole */
+	if (bad_host(conn, version))
+		return text(conn, MHD_HTTP_BAD_REQUEST, "Bad Request: one Host header needed\n");
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "Method Not Allowed\n");
 	if (!authorized(e, conn, req_cls, &ret))
@@ -233,35 +267,47 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			 enum MHD_RequestTerminationCode why)
 {
-	(void)cls;
-	(void)conn;
+	struct exporter *e = cls;
+
 	(void)why;
+	/* kept alive: its next header is due within --web.timeout from now */
+	conns_answered(&e->conns, conn_of(conn));
 	auth_request_done(*req_cls);
 	*req_cls = NULL;
 }
 
-/* Past --web.max-connections, a new connection is closed as accepted. */
+/*
+ * At --web.max-connections, a new connection takes the slot of the one
+ * that has waited longest for its request header (conns.c); if none waits,
+ * it is closed as accepted.
+ */
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
 {
 	struct exporter *e = cls;
 
 	(void)addr;
 	(void)len;
-	return __atomic_load_n(&e->connections, __ATOMIC_RELAXED) < e->env.max_connections ? MHD_YES
-											   : MHD_NO;
+	return conns_admit(&e->conns, e->env.max_connections) ? MHD_YES : MHD_NO;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode what)
 {
 	struct exporter *e = cls;
+	const union MHD_ConnectionInfo *fd;
 
-	(void)conn;
-	(void)socket_context;
-	if (what == MHD_CONNECTION_NOTIFY_STARTED)
-		__atomic_add_fetch(&e->connections, 1, __ATOMIC_RELAXED);
-	else if (what == MHD_CONNECTION_NOTIFY_CLOSED)
-		__atomic_sub_fetch(&e->connections, 1, __ATOMIC_RELAXED);
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		*socket_context = conns_opened(&e->conns, fd ? fd->connect_fd : -1);
+	} else if (what == MHD_CONNECTION_NOTIFY_CLOSED) {
+		conns_closed(&e->conns, *socket_context);
+		*socket_context = NULL;
+	}
+}
+
+void http_tick(struct exporter *e)
+{
+	conns_expire(&e->conns, e->env.timeout_s);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)

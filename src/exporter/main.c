@@ -87,6 +87,20 @@ void exporter_body_done(void *body)
 	body_free(__atomic_exchange_n(&b->e->spare_body, b, __ATOMIC_ACQ_REL));
 }
 
+/*
+ * Exited VM PID is in a scrape at NOW: its retention starts, unless an
+ * earlier scrape started it (a process's VMs are one entry). Past
+ * EXPORTER_MAX_GONE at once, it starts at a later scrape, when there is room.
+ */
+static void gone_shown(struct exporter *e, int pid, double now)
+{
+	for (size_t i = 0; i < e->n_gone; i++)
+		if (e->gone[i].pid == pid)
+			return;
+	if (e->n_gone < EXPORTER_MAX_GONE)
+		e->gone[e->n_gone++] = (struct exporter_gone){.pid = pid, .shown = now};
+}
+
 int exporter_scrape(struct exporter *e, struct exporter_body **body)
 {
 	double started = sysinfo_monotonic();
@@ -100,20 +114,24 @@ int exporter_scrape(struct exporter *e, struct exporter_body **body)
 		return -ENOMEM;
 	b->e = e;
 	pthread_mutex_lock(&e->lock);
-	/* exited VMs that the last scrape showed with their final figures leave now */
-	for (size_t i = 0; i < e->n_gone; i++) {
-		session_forget(&e->s, e->gone[i]);
-		prom_state_forget(&e->prom, e->gone[i]);
+	/* exited VMs whose retention is over leave now */
+	for (size_t i = 0; i < e->n_gone;) {
+		if (started - e->gone[i].shown < e->env.exited_retention_s) {
+			i++;
+			continue;
+		}
+		session_forget(&e->s, e->gone[i].pid);
+		prom_state_forget(&e->prom, e->gone[i].pid);
+		e->gone[i] = e->gone[--e->n_gone];
 	}
-	e->n_gone = 0;
 	/* and so do the timeline events it showed: a VM's timeline grows while it runs */
 	session_trim_timeline(&e->s);
 	err = session_snapshot(&e->s, &snap, false);
 	if (!err) {
 		err = prom_state_update(&e->prom, &snap);
-		for (size_t i = 0; i < snap.m.n_vms && e->n_gone < EXPORTER_MAX_GONE; i++)
+		for (size_t i = 0; i < snap.m.n_vms; i++)
 			if (snap.m.vms[i].gone)
-				e->gone[e->n_gone++] = snap.m.vms[i].pid;
+				gone_shown(e, snap.m.vms[i].pid, started);
 		prom_init_mem(&w, b->text, b->cap); /* the writer's until it finishes */
 		b->text = NULL;
 		render_prom(&w, &snap, &e->prom, &e->env.prom);
@@ -147,6 +165,7 @@ static void run(struct exporter *e)
 		pthread_mutex_lock(&e->lock);
 		session_wait(&e->s, ready > 0 ? 1 : 0);
 		pthread_mutex_unlock(&e->lock);
+		http_tick(e);
 	}
 }
 
@@ -181,6 +200,7 @@ int main(int argc, char **argv)
 
 	for (size_t i = 0; i < EXPORTER_MAX_LISTEN; i++)
 		e.listen_fd[i] = -1;
+	conns_init(&e.conns);
 	exporter_parse_args(argc, argv, &e.env);
 	process_fit_fd_limit(&e.env.max_connections);
 	log_verbose = e.env.verbose;
@@ -232,5 +252,6 @@ int main(int argc, char **argv)
 	prom_state_free(&e.prom);
 	web_config_free(&e.web);
 	session_args_free(&e.env.session);
+	conns_free(&e.conns);
 	return err ? 1 : 0;
 }

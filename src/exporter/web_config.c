@@ -9,8 +9,14 @@
 
 #include "web_config.h"
 
-/* A cost-10 hash of nothing anyone knows: unknown users cost as much time as known ones. */
+/*
+ * A hash of nothing anyone knows, for unknown users: its cost (the "10") is
+ * made the highest of the users' (web_config.h), so that a name nobody has
+ * takes as long to refuse as a known one with a wrong password (a fixed
+ * cost 10 against users' 12 told which names exist: 0.05 s against 0.19 s).
+ */
 #define DUMMY_HASH "$2b$10$Kau7ayt5KpCQTOPO2asYjuAGc8OE6Fi/u7BZlC0B6hTnmQV1HCgvC"
+#define COST_AT 4 /* where a bcrypt hash's two cost digits are: "$2b$NN$" */
 
 struct parse {
 	yaml_document_t doc;
@@ -196,6 +202,9 @@ static int parse_users(struct parse *p, const yaml_node_t *map)
 		cfg->users[cfg->n_users].hash = strdup(hash);
 		if (!cfg->users[cfg->n_users].name || !cfg->users[cfg->n_users].hash)
 			return -ENOMEM;
+		/* bcrypt_hash() checked: two digits, compared as text */
+		if (!cfg->n_users || memcmp(hash + COST_AT, cfg->dummy_hash + COST_AT, 2) > 0)
+			memcpy(cfg->dummy_hash + COST_AT, hash + COST_AT, 2);
 		cfg->n_users++;
 	}
 	return 0;
@@ -244,6 +253,7 @@ int web_config_parse(const char *text, size_t len, const char *dir, struct web_c
 	int err;
 
 	memset(cfg, 0, sizeof(*cfg));
+	memcpy(cfg->dummy_hash, DUMMY_HASH, sizeof(DUMMY_HASH));
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -344,7 +354,7 @@ bool web_config_check_user(const struct web_config *cfg, const char *user, const
 		if (same(cfg->users[i].name, user))
 			u = &cfg->users[i];
 	memset(&data, 0, sizeof(data));
-	out = crypt_r(password, u ? u->hash : DUMMY_HASH, &data);
+	out = crypt_r(password, u ? u->hash : cfg->dummy_hash, &data);
 	return u && out && out[0] != '*' && same(out, u->hash);
 }
 

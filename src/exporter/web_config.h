@@ -23,6 +23,8 @@ struct web_config {
 	char *cert_pem, *key_pem; /* the files' contents; NULL: no TLS */
 	struct web_user users[WEB_MAX_USERS];
 	size_t n_users; /* 0: no basic auth */
+	/* what an unknown user is checked against: a bcrypt hash of the users' highest cost */
+	char dummy_hash[61];
 };
 
 /*

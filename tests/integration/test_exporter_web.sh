@@ -33,6 +33,15 @@ check exporter/landing-page "$(curl -s "$URL/")" eval 'curl -s "$URL/" | grep -q
 check exporter/404-elsewhere "got $(code "$URL/nope")" test "$(code "$URL/nope")" = 404
 check exporter/405-post "got $(code -X POST -d x "$URL/metrics")" test "$(code -X POST -d x "$URL/metrics")" = 405
 check exporter/405-put "got $(code -X PUT "$URL/metrics")" test "$(code -X PUT "$URL/metrics")" = 405
+# RFC 9112 3.2: HTTP/1.1 without Host, or two Hosts, is a 400; HTTP/1.0 needs none
+c=$(code -H 'Host:' "$URL/metrics")
+check exporter/http11-no-host-400 "got $c" test "$c" = 400
+c=$(code -0 -H 'Host:' "$URL/metrics")
+check exporter/http10-no-host-200 "got $c" test "$c" = 200
+exec 3<>/dev/tcp/127.0.0.1/$EPORT && printf 'GET /metrics HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n' >&3
+c=$(timeout 10 head -1 <&3 | tr -d '\r')
+exec 3>&-
+check exporter/two-hosts-400 "got '$c'" test "$c" = "HTTP/1.1 400 Bad Request"
 # gzip when the client asks, as node_exporter; the same families inside
 curl -s -H 'Accept-Encoding: gzip' -D "$TMP/hz" -o "$TMP/scrape0.gz" "$URL/metrics"
 check exporter/gzip-when-asked "$(grep -i '^content-encoding\|^vary' "$TMP/hz" | tr -d '\r' | tr '\n' ' ')" \
@@ -100,6 +109,24 @@ wait $p2
 rc=$?
 check exporter/web-second-sigterm-exit-0 "exit $rc" test $rc = 0
 
+# --- slowloris: clients trickling a header a byte at a time held every slot
+# (a per-read timeout never fired) and valid scrapes were refused. A header
+# must be whole within --web.timeout; at the limit a new connection takes the
+# slot of the one that has waited longest for its header.
+start_exporter "$TMP/exp5.log" --web.max-connections=50 --web.timeout=3
+p5=$EPID
+$PC trickle 127.0.0.1 $EPORT 50 6 >"$TMP/trickle.out" 2>&1 &
+tr=$!
+until_true 30 grep -q 'connections trickling' "$TMP/trickle.out"
+got=$(curl -s -o /dev/null --max-time 5 -w '%{http_code} %{time_total}' "http://127.0.0.1:$EPORT/metrics")
+check exporter/scrape-while-50-trickle-at-the-limit "code, seconds: $got; $(cat "$TMP/trickle.out")" test "${got% *}" = 200
+wait $tr
+# all closed by the deadline (3 s; the bytes come every 0.25 s), with time to spare
+check exporter/trickling-headers-closed-at-deadline "$(tail -1 "$TMP/trickle.out")" \
+	eval 'grep -qE "^50 trickling, 50 closed by the server, first after [0-9.]+ s, last after [0-4]\.[0-9] s$" "$TMP/trickle.out"'
+kill -TERM $p5
+wait $p5
+
 # --- bad input: one line, non-zero
 bad() { # NAME WANT-RC ARGS...
 	local name=$1 want=$2 out rc
@@ -145,6 +172,13 @@ bad no-collector-on 2 --collector.disable-defaults
 bad no-collector-on-but-per-vcpu 2 --collector.disable-defaults --collector.per_vcpu
 bad too-many-listen-addresses 2 $(for i in 1 2 3 4 5 6 7 8 9; do echo --web.listen-address=127.0.0.1:0; done)
 bad second-listen-address-bad 2 --web.listen-address=127.0.0.1:0 --web.listen-address=nope
+# a host name that does not resolve: the resolver's reason, not "expected [HOST]:PORT"
+bad listen-unresolvable 2 --web.listen-address=nosuchhost.invalid:9100
+out=$(timeout 20 "$EXP" --web.listen-address=nosuchhost.invalid:9100 2>&1)
+check exporter/listen-unresolvable-says-why "$out" \
+	eval 'grep -q "cannot resolve '"'"'nosuchhost.invalid'"'"': ." <<<"$out" && ! grep -q expected <<<"$out"'
+out=$(timeout 20 "$EXP" --web.listen-address='[nosuchhost]:9100' 2>&1)
+check exporter/listen-bracketed-not-v6-says-so "$out" grep -q "'nosuchhost' is not an IPv6 address" <<<"$out"
 
 # --- basic auth and TLS (exporter-toolkit's web config)
 # cost 12, as people deploy it (about 0.25 s a check here)
@@ -169,6 +203,14 @@ check exporter/auth-none-401 "got $(code "$A")" test "$(code "$A")" = 401
 check exporter/auth-wrong-401 "got $(code -u alice:wrong "$A")" test "$(code -u alice:wrong "$A")" = 401
 check exporter/auth-unknown-user-401 "got $(code -u bob:s3cret "$A")" test "$(code -u bob:s3cret "$A")" = 401
 check exporter/auth-right-200 "got $(code -u alice:s3cret "$A")" test "$(code -u alice:s3cret "$A")" = 200
+# an unknown user is refused in the time of a known one's wrong password (the
+# dummy hash had cost 10 against alice's 12: 0.05 s against 0.19 s told which
+# names exist); the fastest of 3 tries each, within a factor of 2
+fastest() { for _ in 1 2 3; do curl -s -o /dev/null -w '%{time_total}\n' -u "$1" "$A"; done | sort -n | head -1; }
+tu=$(fastest bob:s3cret)
+tk=$(fastest alice:wrong)
+check exporter/auth-unknown-user-same-time "unknown user ${tu}s, known user's wrong password ${tk}s" \
+	eval '[ "$(echo "$tu * 2 >= $tk && $tu <= $tk * 2" | bc)" = 1 ]'
 # 50 clients retrying wrong passwords: bcrypt runs on workers, and the
 # scraper's known-good password is not checked again, so its scrapes do not
 # wait behind them (they took 5.9 s with 20 such clients, bcrypt on the HTTP thread)

@@ -14,6 +14,9 @@
                                   exit code, OUTPUT's lines joined by " | ")
   promcheck.py idle HOST PORT N SECS   N idle connections held SECS seconds
   promcheck.py crowd HOST PORT N       N idle connections: how many the server closed at once
+  promcheck.py trickle HOST PORT N SECS   N connections each sending a request
+                                  header a byte every 0.25 s (slowloris) for
+                                  SECS seconds: how many the server closed, when
   promcheck.py slowread HOST PORT PATH SECS   a GET whose answer is read one
                                   byte a second for SECS seconds
   promcheck.py replay PORT FILE...   serves the scrapes FILE... as /metrics on
@@ -150,6 +153,40 @@ def crowd(host, port, n):
     return 0
 
 
+def trickle(host, port, n, secs):
+    """N slowloris clients: a header a byte at a time, never whole. Prints a
+    line once they are all open, and at the end how many the server closed,
+    the first and the last after how long."""
+    header = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: "
+    conns = [socket.create_connection((host, port), timeout=5) for _ in range(n)]
+    for s in conns:
+        s.setblocking(False)
+    start = time.time()
+    print("%d connections trickling" % n, flush=True)
+    closed = {}
+    i = 0
+    while time.time() - start < secs:
+        for k, s in enumerate(conns):
+            if k in closed:
+                continue
+            try:
+                s.send(header[i:i + 1] if i < len(header) else b"a")
+                if s.recv(1) == b"":
+                    closed[k] = time.time() - start
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError:
+                closed[k] = time.time() - start
+        i += 1
+        time.sleep(0.25)
+    t = sorted(closed.values())
+    print("%d trickling, %d closed by the server, first after %.1f s, last after %.1f s"
+          % (n, len(t), t[0] if t else 0, t[-1] if t else 0), flush=True)
+    for s in conns:
+        s.close()
+    return 0
+
+
 def slowread(host, port, path, secs):
     s = socket.create_connection((host, port), timeout=5)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
@@ -206,6 +243,8 @@ def main(argv):
         return crowd(argv[2], int(argv[3]), int(argv[4]))
     if len(argv) >= 4 and argv[1] == "replay":
         return replay(int(argv[2]), argv[3:])
+    if len(argv) >= 6 and argv[1] == "trickle":
+        return trickle(argv[2], int(argv[3]), int(argv[4]), float(argv[5]))
     if len(argv) >= 6 and argv[1] == "slowread":
         return slowread(argv[2], int(argv[3]), argv[4], float(argv[5]))
     print(__doc__, file=sys.stderr)

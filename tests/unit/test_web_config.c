@@ -10,12 +10,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "web_config.h"
 
 /* bcrypt of "s3cret", cost 4 (the cheapest: these tests hash a lot) */
 #define ALICE "$2b$04$C9ia4cpyIB4Exb.7DTZ.0OLQWtl753grS07e2KBLpLGiA7d5N7bIC"
+
+/* bcrypt of "s3cret", cost 8: bcrypt's time dwarfs the clock's noise */
+#define CAROL "$2b$08$ymU2RUbZe69WeRuw/C31fO1wV10LD.B6MHPfs0pyg4uxzBDfRLZym"
 
 static int parse(const char *text, struct web_config *cfg, char *why)
 {
@@ -44,6 +48,52 @@ static void users(void **state)
 	/* an empty file: no TLS, no users */
 	assert_int_equal(parse("", &cfg, why), 0);
 	assert_int_equal(cfg.n_users, 0);
+	web_config_free(&cfg);
+}
+
+/* The fastest of 5 checks of USER's PASSWORD, in seconds. */
+static double check_time(const struct web_config *cfg, const char *user, const char *password)
+{
+	double best = 1e9;
+
+	for (int i = 0; i < 5; i++) {
+		struct timespec a, b;
+		double t;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		assert_false(web_config_check_user(cfg, user, password));
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		t = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+/*
+ * An unknown user takes as long to refuse as a known one with a wrong
+ * password: the dummy hash has the users' highest cost (it had cost 10
+ * whatever theirs: against cost 12, 0.05 s for an unknown name, 0.19 s for a
+ * known one).
+ */
+static void unknown_user_same_time(void **state)
+{
+	struct web_config cfg;
+	char why[200] = "";
+	double unknown, known;
+
+	(void)state;
+	assert_int_equal(
+		parse("basic_auth_users:\n  alice: " ALICE "\n  carol: " CAROL "\n", &cfg, why), 0);
+	assert_memory_equal(cfg.dummy_hash, "$2b$08$", 7);
+	unknown = check_time(&cfg, "mallory", "s3cret");
+	known = check_time(&cfg, "carol", "wrong");
+	if (unknown < known / 2 || unknown > known * 2)
+		fail_msg("unknown user refused in %.4f s, a known one's wrong password in %.4f s",
+			 unknown, known);
+	web_config_free(&cfg);
+	/* cheap users, a cheap dummy: an unknown name no slower than theirs */
+	assert_int_equal(parse("basic_auth_users:\n  alice: " ALICE "\n", &cfg, why), 0);
+	assert_memory_equal(cfg.dummy_hash, "$2b$04$", 7);
 	web_config_free(&cfg);
 }
 
@@ -122,6 +172,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(users),
+		cmocka_unit_test(unknown_user_same_time),
 		cmocka_unit_test(refused),
 		cmocka_unit_test(unreadable_is_fatal),
 	};
