@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "args.h"
+#include "cli.h"
 #include "csv.h"
 #include "log.h"
 #include "render.h"
@@ -112,6 +113,17 @@ static void handle_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
+/*
+ * Writes out the report so far. Its reader gone (| head -1) or its file
+ * failed (a full disk): tracing ends, the CSV is finished, and a failed file
+ * makes the exit status 1 (cli_flush_stdout). A signal's EINTR is no failure.
+ */
+static void flush_out(FILE *out)
+{
+	if (fflush(out) && errno != EINTR)
+		exiting = SIGPIPE;
+}
+
 static void print_timestamp(FILE *out)
 {
 	char buf[16];
@@ -141,8 +153,7 @@ static int report(struct hist_run *r, struct snapshot *prev, bool final)
 	r->ro.hide_idle = !final;
 	render_text(r->out, &cur, final ? NULL : prev, &r->ro);
 	session_mark(&r->s); /* KVM's counts of the next interval start here */
-	if (fflush(r->out) && errno == EPIPE)
-		exiting = SIGPIPE; /* nobody reads the report: end, but finish the CSV */
+	flush_out(r->out);
 	if (r->csv_open) {
 		/* each report reaches the file whole, in one write */
 		err = render_csv(&r->csv, &cur);
@@ -168,8 +179,7 @@ static int print_slow(struct hist_run *r)
 
 	if (!err && l.n && r->have_facts) {
 		render_slow(r->out, &l, &r->facts);
-		if (fflush(r->out) && errno == EPIPE)
-			exiting = SIGPIPE;
+		flush_out(r->out);
 		if (r->csv_open) {
 			err = render_csv_slow(&r->csv, &l, &r->facts);
 			if (!err)
@@ -339,8 +349,7 @@ int main(int argc, char **argv)
 		if (r.env.slower_ns)
 			render_slow_header(r.out, &r.facts, r.env.slower_ns);
 	}
-	if (fflush(r.out) && errno == EPIPE)
-		exiting = SIGPIPE; /* | head -1: nobody wants more */
+	flush_out(r.out);
 	/* a signal during the attach ended the run before it began: the command never runs */
 	if (!exiting)
 		session_start(&r.s);
@@ -384,5 +393,8 @@ cleanup:
 	session_close(&r.s);
 	session_args_free(&r.env.session);
 	free(r.env.command_line);
+	/* a report lost to a full disk is a failure (a reader gone, | head, is not) */
+	if (r.out == stdout && cli_flush_stdout())
+		return 1;
 	return err ? 1 : command_status;
 }
