@@ -25,6 +25,9 @@ struct loader {
 	const struct kvmmmu_hist *last_hist;
 	__u32 last_bucket;
 	__u64 last_count;
+	/* the last +Inf row: kvmmmu writes it and _count from one value */
+	const struct kvmmmu_hist *inf_hist;
+	__u64 inf_count;
 	bool counter_seen[KVMMMU_N_COUNTERS];
 	bool hist_max_seen[KVMMMU_N_HISTS];
 };
@@ -106,7 +109,9 @@ static int index_of(const char *const *names, int n, const char *name)
 /*
  * Histogram rows NAME (cumulative buckets by le), NAME_count, _sum, _max; 0
  * if not one, 1 if one, -EINVAL for a bucket below the one before it (its
- * report's rows come in le order: a drop is no histogram kvmmmu wrote).
+ * report's rows come in le order: a drop is no histogram kvmmmu wrote),
+ * -EDOM for an le that is no bound (digits or +Inf), -ERANGE for a _count
+ * that is not its +Inf row's (kvmmmu writes both from one value).
  * *MAX_SEEN (unless NULL) is set by a _max row: without one the max is not
  * known, which its 0 must not claim.
  */
@@ -119,8 +124,13 @@ static int set_hist(struct loader *l, struct kvmmmu_hist *h, const char *base,
 	if (strncmp(r->metric, base, n))
 		return 0;
 	if (!*suffix && r->le) {
-		if (!strcmp(r->le, "+Inf"))
+		if (!strcmp(r->le, "+Inf")) {
+			l->inf_hist = h;
+			l->inf_count = r->u64;
 			return 1; /* the same as _count */
+		}
+		if (!*r->le || r->le[strspn(r->le, "0123456789")])
+			return -EDOM; /* strtoull() would take "-1" as 2^64 - 1 */
 		for (__u32 b = 0; b < KVMMMU_HIST_BUCKETS - 1; b++)
 			if (kvmmmu_hist_slot_high(b) == strtoull(r->le, NULL, 10)) {
 				if (l->last_hist == h && b > l->last_bucket &&
@@ -134,9 +144,11 @@ static int set_hist(struct loader *l, struct kvmmmu_hist *h, const char *base,
 			}
 		return 1; /* a bound this build does not have: ignored */
 	}
-	if (!strcmp(suffix, "_count"))
+	if (!strcmp(suffix, "_count")) {
+		if (l->inf_hist == h && l->inf_count != r->u64)
+			return -ERANGE;
 		h->count = r->u64;
-	else if (!strcmp(suffix, "_sum"))
+	} else if (!strcmp(suffix, "_sum"))
 		h->sum_ns = r->u64;
 	else if (!strcmp(suffix, "_max")) {
 		h->max_ns = r->u64;
@@ -385,11 +397,22 @@ int snapshot_from_csv(const struct csv_table *t, struct snapshot *snap, char *wh
 					 (int)strcspn(r->comm, "["), r->comm);
 			f = &row->f;
 		}
-		if (set_figure(&l, f, r)) {
+		err = set_figure(&l, f, r);
+		if (err == -EINVAL)
 			snprintf(why, why_len,
 				 "line %ld: %s le %s is below the bucket before it (a histogram's "
 				 "buckets are cumulative)",
 				 r->line, r->metric, r->le);
+		else if (err == -EDOM)
+			snprintf(why, why_len, "line %ld: %s le '%s' is no bucket bound (%s)",
+				 r->line, r->metric, r->le, "an integer, or +Inf");
+		else if (err == -ERANGE)
+			snprintf(why, why_len,
+				 "line %ld: %s is %llu, not its +Inf bucket's %llu (both are the "
+				 "histogram's count)",
+				 r->line, r->metric, (unsigned long long)r->u64,
+				 (unsigned long long)l.inf_count);
+		if (err) {
 			err = -EINVAL;
 			break;
 		}

@@ -16,6 +16,7 @@
 
 #include "array.h"
 #include "cli.h"
+#include "parse.h"
 #include "compare.h"
 #include "gate.h"
 #include "log.h"
@@ -101,14 +102,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_INIT:
 		cli_key_init(state);
 		break;
-	case 'a': {
-		char *end;
-
-		env->alpha = strtod(arg, &end);
-		if (*end || !(env->alpha > 0 && env->alpha < 1))
+	case 'a':
+		/* decimal, as every number kvmmmu takes: no hex, no exponent */
+		if (parse_decimal(arg, 0, 1, &env->alpha) || !(env->alpha > 0 && env->alpha < 1))
 			usage_error("--alpha '%s': expected a number between 0 and 1", arg);
 		break;
-	}
 	case 'H':
 		env->holm = true;
 		break;
