@@ -30,8 +30,13 @@ bool diff_gate_parse(struct diff_gate *g, const char *spec, char *why, size_t le
 	memset(g, 0, sizeof(*g));
 	g->spec = spec;
 	g->dir = 1; /* a rise of any size: what a regression gate means by default */
+	/* no metric name holds a ':': one that ends the spec left its threshold out */
+	if (colon && !colon[1]) {
+		snprintf(why, len, "no threshold after ':' (+10%%, -5%% or 10%%)");
+		return false;
+	}
 	/* a threshold follows the last ':' when it starts as one does; else all is REGEX */
-	if (colon && colon[1] && strchr("+-0123456789", colon[1])) {
+	if (colon && strchr("+-0123456789", colon[1])) {
 		if (!parse_threshold(g, colon + 1)) {
 			snprintf(why, len, "'%s' is no threshold (+10%%, -5%% or 10%%)", colon + 1);
 			return false;
