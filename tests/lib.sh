@@ -41,6 +41,18 @@ one_line_error() {
 		fail "$name" "exit $rc (want $want), $lines lines: $(head -c 300 "$TMP/bad.err")"
 	fi
 }
+# held_map_id PID NAME: the id of the BPF map NAME that process PID holds
+# open (by id, not by name: another kvmmmu on the host has maps of that name)
+held_map_id() {
+	local id
+	for id in $(awk '$1 == "map_id:" { print $2 }' /proc/"$1"/fdinfo/* 2>/dev/null | sort -un); do
+		if bpftool -j map show id "$id" 2>/dev/null | grep -q "\"name\":\"$2\""; then
+			echo "$id"
+			return 0
+		fi
+	done
+	return 1
+}
 # proc_state PID: the process state letter (R, S, T, Z, ...), or "gone"
 proc_state() {
 	local line

@@ -318,7 +318,7 @@ static int run_batch(struct top *t)
 			break; /* | head: nobody reads any more */
 		}
 		if (err) {
-			elog("cannot write to stdout: %s", strerror(-err));
+			elog("stdout: %s", strerror(-err)); /* as cli_flush_stdout() says it */
 			break;
 		}
 		if (t->env.verbose)

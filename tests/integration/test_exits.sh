@@ -164,20 +164,22 @@ wait $vm 2>/dev/null
 # once, and each that exits after the count of live threads reached 0 reads
 # "last" too. kvmmmu keeps the process until /proc shows every thread gone,
 # then retires whatever entries it still has: none of them stays in the maps.
-# thread_entries PIDS: kvmmmu's per-thread fault entries of those processes
+# thread_entries MAP PIDS: the per-thread fault entries of those processes
+# in map id MAP (our tracer's: another kvmmmu on the host has its own)
 thread_entries() {
-	bpftool -j map dump name thread_stats 2>/dev/null | python3 -c '
+	bpftool -j map dump id "$1" 2>/dev/null | python3 -c '
 import json, sys
 pids = {int(p) for p in sys.argv[1].split()}
 try:
     entries = json.load(sys.stdin)
 except ValueError:
     print("unreadable"); sys.exit()
-print(sum(1 for e in entries if e.get("formatted", e)["key"]["tgid"] in pids))' "$1"
+print(sum(1 for e in entries if e.get("formatted", e)["key"]["tgid"] in pids))' "$2"
 }
 "$HIST" -d 600 >"$TMP/killed.out" 2>&1 &
 hist=$!
 wait_tracing "$TMP/killed.out" || fail exits/killed-vms-attach "kvmmmu-hist did not start"
+map=$(held_map_id $hist thread_stats) || fail exits/killed-vms-map "kvmmmu-hist holds no thread_stats map"
 killed=
 for _ in 1 2 3 4; do
 	"$LOAD" --vcpus 4 --mem 128M --duration 3600 >/dev/null 2>&1 &
@@ -190,7 +192,7 @@ for _ in 1 2 3 4; do
 done
 left=unreadable
 for _ in $(seq 100); do
-	left=$(thread_entries "$killed")
+	left=$(thread_entries "${map:-0}" "$killed")
 	[ "$left" = 0 ] && break
 	sleep 0.1
 done

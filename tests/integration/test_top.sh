@@ -482,7 +482,7 @@ check top/pid-not-vm-says "$(cat "$TMP/bad.err")" grep -q '^kvmmmu-top: process 
 timeout 20 "$TOP" -b -n 2 -d 0.2 >/dev/full 2>"$TMP/full.err"
 rc=$?
 check top/stdout-full "exit $rc: $(head -c 300 "$TMP/full.err")" \
-	eval '[ $rc = 1 ] && [ "$(wc -l <"$TMP/full.err")" = 1 ] && grep -q "^kvmmmu-top: cannot write to stdout: No space left on device$" "$TMP/full.err"'
+	eval '[ $rc = 1 ] && [ "$(wc -l <"$TMP/full.err")" = 1 ] && grep -q "^kvmmmu-top: stdout: No space left on device$" "$TMP/full.err"'
 # -p takes a comma list, as top and perf do: both VMs shown. They fault all
 # along (dirty-log passes): under nested paging a VM that has populated its
 # memory takes no fault at all, and a TCG guest's top attaches after that.
