@@ -150,8 +150,9 @@ int vm_keys_build(struct vm_keys *k, const struct snapshot *snap, const struct c
 		if (err)
 			return err;
 	}
-	/* one entry a VM: the first seen of its (pid, index) */
-	qsort(k->v, k->n, sizeof(*k->v), cmp_seen);
+	/* one entry a VM: the first seen of its (pid, index) (no VM: no array to sort) */
+	if (k->n)
+		qsort(k->v, k->n, sizeof(*k->v), cmp_seen);
 	for (size_t i = 0; i < k->n; i++)
 		if (!n || cmp_place(&k->v[n - 1], &k->v[i]))
 			k->v[n++] = k->v[i];
@@ -162,7 +163,7 @@ int vm_keys_build(struct vm_keys *k, const struct snapshot *snap, const struct c
 const char *vm_keys_find(const struct vm_keys *k, int pid, int index)
 {
 	struct vm_key want = {.pid = pid, .index = index ? index : 1};
-	const struct vm_key *v = bsearch(&want, k->v, k->n, sizeof(*k->v), cmp_place);
+	const struct vm_key *v = k->n ? bsearch(&want, k->v, k->n, sizeof(*k->v), cmp_place) : NULL;
 
 	return v ? v->key : NULL;
 }

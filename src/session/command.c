@@ -212,13 +212,14 @@ static void scan_children(const struct command *c, pid_t *out, size_t max, size_
 
 size_t command_orphans(const struct command *c, pid_t *out, size_t max)
 {
-	DIR *d = opendir("/proc/self/task");
 	struct dirent *e;
 	bool listed = true;
 	size_t n = 0;
+	DIR *d;
 
 	if (!c->subreaper)
 		return 0;
+	d = opendir("/proc/self/task");
 	/* an orphan is given to one of our threads: each lists its own children */
 	while (d && listed && (e = readdir(d)))
 		if (e->d_name[0] != '.')
