@@ -86,7 +86,9 @@ for v in 0 1; do
 			test -n "$mine" -a "$mine" = "$theirs"
 	done
 done
-check hist/text-kvm-counts "no 'KVM counts' line" grep -q '^    KVM counts: pf_taken ' "$TMP/h1.out"
+# (what it said instead, if anything: a flake seen once in a guest left no trace)
+check hist/text-kvm-counts "no 'KVM counts' line: $(grep -m3 'KVM counts\|note:' "$TMP/h1.out" | tr '\n' '|')" \
+	grep -q '^    KVM counts: pf_taken ' "$TMP/h1.out"
 check hist/text-per-vcpu "no per-vCPU block" grep -q "^VM pid $pid vCPU 1 (CPU 1/KVM)" "$TMP/h1.out"
 check hist/text-percentiles "no percentile line" grep -q '^    p50 .* p99.9 .* max ' "$TMP/h1.out"
 # the VMM's main thread (its ioctls) took no fault and is no vCPU: not a row
