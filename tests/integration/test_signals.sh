@@ -85,12 +85,15 @@ done
 cat >"$TMP/stubborn" <<'EOF'
 #!/bin/bash
 trap '' TERM INT
+echo "traps set" >&2
 sleep 120
 EOF
 chmod +x "$TMP/stubborn"
 "$HIST" --csv "$TMP/spaced.csv" -- "$TMP/stubborn" >"$TMP/spaced.out" 2>"$TMP/spaced.err" &
 hist=$!
 wait_tracing "$TMP/spaced.out" || fail signals/spaced-burst "kvmmmu-hist did not start"
+# (the command says when its traps are set: a SIGTERM before that ends it)
+wait_grep "$TMP/spaced.err" '^traps set' || fail signals/spaced-burst-traps "the command did not set its traps"
 kill -INT $hist
 sleep 0.2
 kill -INT $hist
@@ -107,6 +110,7 @@ check signals/spaced-burst-csv "the summary's rows are not in the CSV: $("$CSVLI
 "$HIST" --csv "$TMP/late.csv" -- "$TMP/stubborn" >"$TMP/late.out" 2>"$TMP/late.err" &
 hist=$!
 wait_tracing "$TMP/late.out"
+wait_grep "$TMP/late.err" '^traps set' || fail signals/second-request-traps "the command did not set its traps"
 kill -INT $hist
 sleep 1.5 # past the burst: a second request
 kill -INT $hist
