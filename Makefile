@@ -163,8 +163,12 @@ $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(filter-out %.h,$^) $(LDLIBS) -o $@
 
+# The distro kernels make test boots (every tests/vm/kernels/*.conf boots in
+# make test-vm): two at once, one a CPU of the CI machine kind; which two and
+# why, docs/testing.md ("Which kernels run when").
+TEST_VM_KERNELS ?= 6.1 6.12
 test: all $(UNIT_TESTS) $(TEST_TOOLS)
-	$(Q)OUTPUT=$(OUTPUT) tests/run.sh
+	$(Q)OUTPUT=$(OUTPUT) KVMMMU_VM_KERNELS='$(TEST_VM_KERNELS)' tests/run.sh
 
 # What CI runs: the suite at full speed, pinned to one CPU, and under sanitizers.
 # One after another, never in parallel: they share the machine's KVM and BPF.
@@ -182,7 +186,7 @@ test-all:
 # thread either way), and the suite must stay under 30 minutes.
 PINNED_VM_CHECKS ?= check,ret-pf,hist-*,dirty-log
 test-pinned: all $(UNIT_TESTS) $(TEST_TOOLS)
-	$(Q)OUTPUT=$(OUTPUT) KVMMMU_VM_CHECKS='$(PINNED_VM_CHECKS)' \
+	$(Q)OUTPUT=$(OUTPUT) KVMMMU_VM_CHECKS='$(PINNED_VM_CHECKS)' KVMMMU_VM_KERNELS='$(TEST_VM_KERNELS)' \
 		KVMMMU_GUEST_SKIP='make test ran these in the guest, whose vCPUs already take turns on one host thread as pinning makes them' \
 		taskset -c 0 tests/run.sh
 

@@ -29,9 +29,10 @@ static __always_inline int on_fault_entry(struct kvm_vcpu *vcpu, u64 cr2_or_gpa,
 		return 0;
 	/*
 	 * The previous fault never returned as far as we saw: its fexit was
-	 * skipped (the kernel skips the fexit programs of calls in flight when
-	 * another program's attach or detach replaces the function's trampoline)
-	 * or its kretprobe missed. Nothing nests here: say so, do not guess.
+	 * skipped (up to 6.12 the kernel skips the fexit programs of calls in
+	 * flight when another program's attach or detach replaces the function's
+	 * trampoline; from 7.2 a run preempted elsewhere, prog_missed) or its
+	 * kretprobe missed. Nothing nests here: say so, do not guess.
 	 */
 	if (s->st.in_fault)
 		__sync_fetch_and_add(&health.exits_lost, 1);

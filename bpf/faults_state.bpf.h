@@ -415,14 +415,27 @@ static __always_inline void close_fault(struct kvmmmu_thread_stats *s, int ret, 
 /*
  * Tracepoint model: a request that nothing resolved. The shadow MMU and the
  * legacy direct MMU found the SPTE already right (mmu_set_spte() traces
- * nothing then): spurious. The TDP MMU traces its spurious faults, so there
- * nothing means it lost a cmpxchg, or met a frozen SPTE: RET_PF_RETRY.
+ * nothing then): spurious. Up to 6.12 the TDP MMU traced its spurious
+ * faults, so there nothing meant it lost a cmpxchg, or met a frozen SPTE:
+ * RET_PF_RETRY. Later kernels (7.2 and 7.3 at least) return RET_PF_SPURIOUS
+ * before making an SPTE when the one there already allows the access
+ * (tdp_mmu_map_handle_target_level), tracing nothing: then KVM's own count
+ * tells, as kvm_mmu_page_fault() has added the fault to the vCPU's
+ * pf_spurious by the time any later event of its thread runs.
  */
 static __always_inline void resolve_pending(struct kvmmmu_thread_stats *s)
 {
+	struct kvm_vcpu *vcpu = (void *)s->st.exit_vcpu;
+	int ret;
+
 	if (!s->st.pending)
 		return;
-	close_fault(s, kvmmmu_unset_request_is_retry(&s->st) ? ret_pf_retry : ret_pf_spurious, 0);
+	ret = kvmmmu_unset_request_is_retry(&s->st) ? ret_pf_retry : ret_pf_spurious;
+	/* (more, not other: a debugfs write may zero the statistic meanwhile) */
+	if (ret == ret_pf_retry && vcpu && !s->st.prefetch &&
+	    BPF_CORE_READ(vcpu, stat.pf_spurious) > s->st.request_spurious)
+		ret = ret_pf_spurious;
+	close_fault(s, ret, 0);
 	s->st.walked = 0;
 }
 

@@ -78,6 +78,7 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 	struct kvmmmu_thread_stats *s = thread();
 	struct fault_levels l;
 	struct fault_view f;
+	struct kvm_vcpu *vcpu;
 
 	if (!s || !armed)
 		return 0;
@@ -117,6 +118,13 @@ static __always_inline int on_spte_requested(struct kvm_page_fault *fault, bool 
 	s->st.changed_level = 0;
 	s->st.fault_write = f.write;
 	s->st.tdp_mmu_fault = f.is_tdp && thread_vm_tdp_mmu(s);
+	/*
+	 * Here, not at the exit: a fault may come without one (VMX's EPT
+	 * misconfiguration reaches kvm_mmu_page_fault() untraced)
+	 */
+	vcpu = (void *)s->st.exit_vcpu;
+	if (!func_mode && !done_event && s->st.tdp_mmu_fault && vcpu)
+		s->st.request_spurious = BPF_CORE_READ(vcpu, stat.pf_spurious);
 	return 0;
 }
 TP_PAIR_TYPED(kvm_mmu_spte_requested, on_spte_requested(fault, true),
@@ -238,9 +246,12 @@ TP_PAIR(handle_mmio_page_fault, on_mmio_page_fault(), u64 addr, gfn_t gfn, unsig
 
 /*
  * A page table's SPTEs as handle_removed_pt() freezes them: REMOVED_SPTE
- * (6.1), FROZEN_SPTE (6.12: with SHADOW_NONPRESENT_VALUE, bit 63).
+ * (6.1), FROZEN_SPTE (6.12: with SHADOW_NONPRESENT_VALUE, bit 63), whose
+ * low bits 7.2 changed from 0x5a0 to 0x1a0 (neither is an SPTE the other
+ * kernels make).
  */
 #define SPTE_FROZEN 0x5a0ULL
+#define SPTE_FROZEN_7 0x1a0ULL
 #define SPTE_NONPRESENT_VALUE (1ULL << 63)
 
 /*
@@ -257,7 +268,8 @@ static __always_inline int on_tdp_spte_changed(gfn_t gfn, int level, u64 new_spt
 		return 0;
 	s->counters[KVMMMU_TDP_SPTE_CHANGES]++;
 	s->st.tdp_changes++;
-	if ((new_spte & ~SPTE_NONPRESENT_VALUE) == SPTE_FROZEN)
+	new_spte &= ~SPTE_NONPRESENT_VALUE;
+	if (new_spte == SPTE_FROZEN || new_spte == SPTE_FROZEN_7)
 		return 0;
 	s->st.changed_gfn = gfn;
 	s->st.changed_level = (__u32)level;
@@ -415,6 +427,9 @@ static __always_inline int on_kvm_page_fault(const u64 *ctx)
 	/* 6.1+ passes the vCPU first: its exit count tells this exit's emulation from a later one's
 	 */
 	s->st.exit_seq = pf_exit_error_code_arg == 2 ? vcpu_exits((struct kvm_vcpu *)ctx[0]) : 0;
+	/* the thread's vCPU, for its pf_spurious at a TDP MMU request (resolve_pending()) */
+	if (pf_exit_error_code_arg == 2)
+		s->st.exit_vcpu = ctx[0];
 	return 0;
 }
 /* Arguments differ across kernels (6.1 added vcpu). */

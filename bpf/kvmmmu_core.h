@@ -137,8 +137,9 @@ struct kvm_vcpu_arch {
 };
 
 struct kvm_vcpu_stat {
-	u64 exits;   /* VM exits so far: which exit an event belongs to */
-	u64 pf_fast; /* faults fast_page_fault() fixed (or found spurious) */
+	u64 exits;	 /* VM exits so far: which exit an event belongs to */
+	u64 pf_fast;	 /* faults fast_page_fault() fixed (or found spurious) */
+	u64 pf_spurious; /* faults that found their SPTE already right: an untraced end's kind */
 };
 
 struct kvm_vcpu {

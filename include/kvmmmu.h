@@ -136,6 +136,8 @@ struct kvmmmu_fault_state {
 	__u32 access;	     /* the fault's KVMMMU_ACC_* (0: not known) */
 	__u64 exit_seq;	     /* tracepoint model: the vCPU's exit count (stat.exits) at the
 				page-fault exit; 0: not known (before 6.1) */
+	__u64 exit_vcpu;     /* ... the exit's struct kvm_vcpu (0: not known, before 6.1) */
+	__u64 request_spurious; /* ... its stat.pf_spurious at the TDP MMU's request */
 	/* --metric phases: the fault's time so far in each phase, and the phase in progress */
 	__u64 phase_ts; /* entry of the walk or pfn function in progress (function probes) */
 	__u64 map_ts;	/* the fault's kvm_mmu_spte_requested */
@@ -184,8 +186,9 @@ static inline enum kvmmmu_fault_path kvmmmu_model_path(const struct kvmmmu_fault
 
 /*
  * A request no SPTE followed ended as RET_PF_RETRY under the TDP MMU (which
- * traces its spurious faults, so an untraced end is a retry), else as
- * RET_PF_SPURIOUS.
+ * traced its spurious faults up to 6.12, so an untraced end was a retry),
+ * else as RET_PF_SPURIOUS. (Where BPF knows the vCPU, it asks KVM's
+ * pf_spurious instead: faults_state.bpf.h, resolve_pending().)
  */
 static inline int kvmmmu_unset_request_is_retry(const struct kvmmmu_fault_state *st)
 {

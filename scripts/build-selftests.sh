@@ -28,10 +28,14 @@ CACHE=${KVMMMU_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kvmmmu}
 SELFTESTS="access_tracking_perf_test demand_paging_test dirty_log_perf_test kvm_page_table_test
 memslot_modification_stress_test dirty_log_page_splitting_test"
 # What of the tree they need: `make headers` (the top Makefile, scripts,
-# include, arch/x86, usr) and the selftests with their tools/ headers.
+# include, arch/x86, usr) and the selftests with their tools/ headers, and
+# from 7.x the libraries of cgroup, clone3 and vfio (with the device headers
+# vfio links to): patterns, as a member
+# that matches nothing in an older tree fails tar.
 PARTS="Makefile scripts include arch/x86 usr tools/include tools/arch/x86 tools/build tools/lib
 tools/scripts tools/testing/selftests/lib.mk tools/testing/selftests/kselftest*
-tools/testing/selftests/kvm tools/testing/selftests/rseq"
+tools/testing/selftests/kvm tools/testing/selftests/rseq tools/testing/selftests/c*
+tools/testing/selftests/v* drivers/dma/idxd drivers/dma/ioat drivers/net/ethernet/intel/igb"
 HOOK=$ROOT/tests/vm/selftest_stats.c
 
 die() {
@@ -57,12 +61,14 @@ source "$conf"
 [ -n "$SOURCE_PACKAGE" ] || die "$name: $conf names no SOURCE_PACKAGE"
 KV=$(cat "$CACHE/kernels/$name.release" 2>/dev/null)
 [ -n "$KV" ] || die "$name: no kernel fetched yet (tests/vm/run.sh $name fetches it)"
-# the source of the kernel booted: its image package's Debian version
-deb=$(ls "$CACHE/deb/linux-image-${KV}_"*.deb 2>/dev/null | head -1)
+use_apt_sources "$name"
+# the source of the kernel booted: its image package's Debian version (from
+# 7.0 its vmlinuz is in linux-binary-VERSION)
+deb=$(ls "$CACHE/deb/linux-image-${KV}_"*.deb "$CACHE/deb/linux-binary-${KV}_"*.deb 2>/dev/null | head -1)
 if [ -n "$deb" ]; then
 	ver=$(dpkg-deb -f "$deb" Version)
 else
-	ver=$(apt-cache show "linux-image-$KV" 2>/dev/null | awk '$1 == "Version:" { print $2; exit }')
+	ver=$(apt-cache "${apt_opts[@]}" show "linux-image-$KV" 2>/dev/null | awk '$1 == "Version:" { print $2; exit }')
 fi
 [ -n "$ver" ] || die "$name: cannot tell linux-image-$KV's version (no cached .deb, no package lists)"
 

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Installs kvmmmu's build, test and benchmark dependencies from Debian 12's
-# packages. Idempotent and quiet: does nothing when all are present.
+# packages (uuid-dev: the 7.x KVM selftests link libuuid). Idempotent and
+# quiet: does nothing when all are present.
 set -eu
 PKGS="make gcc libc6-dev clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libcmocka-dev bpftrace qemu-system-x86 busybox-static cpio kmod xz-utils libncurses-dev tmux gnuplot-nox gdb strace
 python3-scipy libmicrohttpd-dev libdeflate-dev nettle-dev libyaml-dev libcap-dev prometheus python3-prometheus-client curl openssl
-pahole clang-format"
+pahole clang-format uuid-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

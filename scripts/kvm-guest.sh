@@ -5,7 +5,7 @@
 # shared read-write. For hosts without /dev/kvm, and for the MMU and probe
 # modes this host lacks (nested paging, the TDP MMU, fentry and kprobes).
 #
-# Usage: scripts/kvm-guest.sh [--kernel 6.1|6.12] [--npt 0|1] [--tdp-mmu Y|N]
+# Usage: scripts/kvm-guest.sh [--kernel 6.1|6.12|7.2|7.3] [--npt 0|1] [--tdp-mmu Y|N]
 #                             [--patched] [--mem SIZE] [--timeout SECS] [-v] -- COMMAND [ARG...]
 # --patched loads KVM's modules built from kernel-patches/ for that kernel
 # (scripts/kernel-patches.sh build KERNEL) instead of Debian's.

@@ -15,18 +15,73 @@ GUEST_MODULES="kvm_amd 9p 9pnet_virtio overlay virtio_pci virtio_console"
 # apt-get download drops to user _apt when root, which cannot write to $HOME.
 apt_opts=()
 [ "$(id -u)" = 0 ] && apt_opts=(-o APT::Sandbox::User=root)
+apt_base=("${apt_opts[@]}")
+APT_DIR=""
+
+# use_apt_sources NAME: apt_opts for the kernel NAME's packages. A kernel
+# newer than this machine's Debian (APT_SOURCES in its conf, e.g. Debian 13's
+# backports) is looked up through package lists of the harness's own, in
+# $CACHE/apt/NAME and refreshed once a day: the machine's apt sources are
+# neither read nor changed. Without APT_SOURCES, the machine's.
+use_apt_sources() {
+	local dir=$CACHE/apt/$1
+	apt_opts=("${apt_base[@]}")
+	APT_DIR=""
+	[ -n "${APT_SOURCES:-}" ] || return 0
+	APT_DIR=$dir
+	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" || return 0
+	if [ "$(cat "$dir/sources.list" 2>/dev/null)" != "$APT_SOURCES" ]; then
+		echo "$APT_SOURCES" >"$dir/sources.list"
+		rm -f "$dir/updated"
+	fi
+	apt_opts+=(-o "Dir::Etc::sourcelist=$dir/sources.list" -o Dir::Etc::sourceparts=-
+		-o "Dir::State::Lists=$dir/lists" -o "Dir::Cache=$dir/cache")
+	[ -n "$(find "$dir/updated" -mmin -1440 2>/dev/null)" ] || apt_update
+}
+
+# apt_update: refreshes the private package lists (a no-op without them);
+# offline, the lists and packages already cached serve.
+apt_update() {
+	[ -n "$APT_DIR" ] || return 1
+	echo "  apt-get update ($(tr '\n' ';' <"$APT_DIR/sources.list" | sed 's/;$//'))" >&2
+	timeout 300 apt-get "${apt_opts[@]}" update -q >"$APT_DIR/update.log" 2>&1 &&
+		touch "$APT_DIR/updated"
+}
+
+# kernel_packages PACKAGE: the packages of a kernel build that hold its
+# vmlinuz, modules and their lists. Up to 6.x linux-image-VERSION holds them
+# all; from 7.0 it is a metapackage of linux-binary- (vmlinuz), linux-modules-
+# and linux-base- (config, modules.order, ...) of the same VERSION.
+kernel_packages() {
+	local split
+	split=$(apt-cache "${apt_opts[@]}" depends "$1" 2>/dev/null |
+		awk -v v="${1#linux-image-}" '$1 == "Depends:" && ($2 == "linux-binary-" v ||
+			$2 == "linux-modules-" v || $2 == "linux-base-" v) { print $2 }')
+	if [ -n "$split" ]; then
+		echo "$split"
+	else
+		echo "$1"
+	fi
+}
 
 # fetch_kernel NAME: sets KV (uname -r) and KDIR (the cached vmlinuz and
 # modules), downloading and extracting the Debian package on first use.
 # Returns 1 with WHY set on failure.
 fetch_kernel() {
-	local name=$1 pkg deb x ko rel dest log=$TMP/$1.fetch.log
+	local name=$1 pkg p deb x ko rel dest root boot log=$TMP/$1.fetch.log
+	use_apt_sources "$name"
 	# A metapackage names the current build; a build's own package names no other.
-	pkg=$(apt-cache depends "$KERNEL_PACKAGE" 2>/dev/null |
+	pkg=$(apt-cache "${apt_opts[@]}" depends "$KERNEL_PACKAGE" 2>/dev/null |
 		awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
-	if [ -z "$pkg" ] && apt-cache show "$KERNEL_PACKAGE" 2>/dev/null |
+	if [ -z "$pkg" ] && apt-cache "${apt_opts[@]}" show "$KERNEL_PACKAGE" 2>/dev/null |
 		grep -q '^Depends:.*linux-base'; then
 		pkg=$KERNEL_PACKAGE
+	fi
+	# a metapackage moved on to another series: this series' newest build
+	if [ -n "$pkg" ] && [ -n "${KERNEL_RELEASE_PREFIX:-}" ] &&
+		[[ ${pkg#linux-image-} != "$KERNEL_RELEASE_PREFIX"* ]]; then
+		pkg=$(apt-cache "${apt_opts[@]}" pkgnames "linux-image-$KERNEL_RELEASE_PREFIX" 2>/dev/null |
+			grep -E -- '^linux-image-[0-9.]+(\+deb[0-9]+|-[0-9]+)-amd64$' | sort -V | tail -1)
 	fi
 	if [ -z "$pkg" ]; then
 		# No package lists (offline, or apt-get update never ran): the last one used.
@@ -41,34 +96,52 @@ fetch_kernel() {
 	# .complete names the modules picked: a cache made for fewer is made again.
 	if [ "$(cat "$KDIR/.complete" 2>/dev/null)" != "$GUEST_MODULES" ]; then
 		mkdir -p "$CACHE/deb" "$CACHE/kernels" || { WHY="cannot create $CACHE"; return 1; }
-		deb=$(ls "$CACHE/deb/${pkg}_"*.deb 2>/dev/null | head -1)
-		if [ -z "$deb" ]; then
-			echo "  fetching $pkg"
-			if ! (cd "$CACHE/deb" && timeout 600 apt-get download "${apt_opts[@]}" "$pkg") \
-				>"$log" 2>&1; then
-				WHY="apt-get download $pkg failed:$(tail_of "$log" 5)"
+		x=$(mktemp -d "$CACHE/kernels/.extract.XXXXXX")
+		for p in $(kernel_packages "$pkg"); do
+			deb=$(ls "$CACHE/deb/${p}_"*.deb 2>/dev/null | head -1)
+			if [ -z "$deb" ]; then
+				echo "  fetching $p"
+				# stale private lists name a build the registry has dropped: once more, refreshed
+				if ! (cd "$CACHE/deb" && timeout 600 apt-get download "${apt_opts[@]}" "$p") >"$log" 2>&1 &&
+					! { apt_update && (cd "$CACHE/deb" && timeout 600 apt-get download "${apt_opts[@]}" "$p") >"$log" 2>&1; }; then
+					rm -rf "$x"
+					WHY="apt-get download $p failed:$(tail_of "$log" 5)"
+					return 1
+				fi
+				deb=$(ls "$CACHE/deb/${p}_"*.deb 2>/dev/null | head -1)
+			fi
+			echo "  extracting $deb"
+			if ! dpkg-deb -x "$deb" "$x/pkg" 2>"$log"; then
+				rm -rf "$x"
+				WHY="dpkg-deb -x $deb failed:$(tail_of "$log" 5)"
 				return 1
 			fi
-			deb=$(ls "$CACHE/deb/${pkg}_"*.deb 2>/dev/null | head -1)
-		fi
-		echo "  extracting $deb"
-		x=$(mktemp -d "$CACHE/kernels/.extract.XXXXXX")
-		if ! dpkg-deb -x "$deb" "$x/pkg" 2>"$log" || [ ! -d "$x/pkg/lib/modules/$KV" ]; then
+		done
+		# 6.x: /boot/vmlinuz-VERSION and /lib/modules; 7.x: all in /usr/lib/modules/VERSION
+		root=$x/pkg
+		[ -d "$root/lib/modules/$KV" ] || root=$x/pkg/usr
+		boot=$root/lib/modules/$KV
+		[ -e "$x/pkg/boot/vmlinuz-$KV" ] && boot=""
+		if [ ! -d "$root/lib/modules/$KV/kernel" ]; then
 			rm -rf "$x"
-			WHY="dpkg-deb -x $deb failed or has no lib/modules/$KV:$(tail_of "$log" 5)"
+			WHY="$(kernel_packages "$pkg" | tr '\n' ' ')hold no lib/modules/$KV/kernel"
 			return 1
 		fi
 		# The package ships no modules.dep: make one to find the modules' dependencies.
-		depmod -b "$x/pkg" "$KV" 2>"$log"
+		depmod -b "$root" "$KV" 2>"$log"
 		mkdir -p "$x/out/modules"
-		cp "$x/pkg/boot/vmlinuz-$KV" "$x/pkg/boot/config-$KV" "$x/out/"
-		cp "$x/pkg/lib/modules/$KV"/modules.{order,builtin,builtin.modinfo} "$x/out/modules/"
+		if [ -n "$boot" ]; then
+			cp "$boot/vmlinuz" "$x/out/vmlinuz-$KV" && cp "$boot/config" "$x/out/config-$KV"
+		else
+			cp "$x/pkg/boot/vmlinuz-$KV" "$x/pkg/boot/config-$KV" "$x/out/"
+		fi || { rm -rf "$x"; WHY="no vmlinuz or config of $KV in $(kernel_packages "$pkg" | tr '\n' ' ')"; return 1; }
+		cp "$root/lib/modules/$KV"/modules.{order,builtin,builtin.modinfo} "$x/out/modules/"
 		# Only these modules, uncompressed (busybox modprobe reads plain .ko).
 		# shellcheck disable=SC2086 # a list
 		for ko in $(for m in $GUEST_MODULES; do
-			modprobe -d "$x/pkg" -S "$KV" --show-depends $m 2>>"$log"
+			modprobe -d "$root" -S "$KV" --show-depends $m 2>>"$log"
 		done | awk '$1 == "insmod" { print $2 }' | sort -u); do
-			rel=${ko#"$x/pkg/lib/modules/$KV/"}
+			rel=${ko#"$root/lib/modules/$KV/"}
 			dest=$x/out/modules/${rel%.ko*}.ko
 			mkdir -p "$(dirname "$dest")"
 			case $ko in
@@ -99,7 +172,8 @@ fetch_deb() {
 	[ -n "$DEB" ] && return 0
 	mkdir -p "$CACHE/deb" || { WHY="cannot create $CACHE/deb"; return 1; }
 	echo "  fetching $1 $2" >&2
-	if ! (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$1=$2") >"$log" 2>&1; then
+	if ! (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$1=$2") >"$log" 2>&1 &&
+		! { apt_update && (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$1=$2") >"$log" 2>&1; }; then
 		WHY="apt-get download $1=$2 failed (is it in the apt sources?):$(tail_of "$log" 5)"
 		return 1
 	fi

@@ -87,7 +87,10 @@ static void render_health(FILE *f, const struct kvmmmu_health *h)
 		 "detached on the same function during a fault: fexit programs are then skipped)",
 		 true},
 		{offsetof(struct kvmmmu_health, prog_missed),
-		 "BPF program runs skipped by the kernel (a program re-entered on one CPU)", true},
+		 "BPF program runs skipped by the kernel (a program re-entered on one CPU: where "
+		 "BPF runs preemptibly, as on 7.x, another thread ran it there while it was "
+		 "preempted)",
+		 true},
 		{offsetof(struct kvmmmu_health, pids_full),
 		 "processes the command started not traced: the pid filter was full", true},
 		{offsetof(struct kvmmmu_health, news_lost),
