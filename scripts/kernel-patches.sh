@@ -12,12 +12,14 @@
 #           against Debian's linux-headers package of that kernel (unpacked
 #           into the cache, not installed); cached by the series' content, so
 #           only a changed series is built again. Prints the modules' folder.
+#           Exit 3: the kernel's compiler is not in this Debian (7.3: gcc 14).
 #   built TARGET   that folder, if the current series is built (else exit 1)
 #
 # A target is a folder of kernel-patches/ with a `series` file (the patches
 # in order) and a `target.conf`: SOURCE_PACKAGE, SOURCE_VERSION (the Debian
 # source package the patches are prepared against), KERNEL_RELEASE,
-# HEADERS_PACKAGES and HEADERS_VERSION (the kernel the modules are for).
+# HEADERS_PACKAGES and HEADERS_VERSION (the kernel the modules are for), and
+# APT_SOURCES for a kernel from another Debian release (scripts/lib/distro-kernel.sh).
 set -u
 export LC_ALL=C
 
@@ -28,6 +30,8 @@ CACHE=${KVMMMU_CACHE:-$HOME/.cache/kvmmmu}
 TREE_PARTS="Makefile arch/x86/kvm virt/kvm include/linux/kvm_host.h include/trace/events/kvm.h"
 
 die() { echo "kernel-patches: $*" >&2; exit 1; }
+# cannot MESSAGE: what no machine with this Debian can do (exit 3: a test skips it)
+cannot() { echo "kernel-patches: $*" >&2; exit 3; }
 
 TMP=$(mktemp -d /tmp/kernel-patches.XXXXXX) || die "cannot create a temporary directory"
 trap 'rm -rf "$TMP"' EXIT
@@ -45,10 +49,11 @@ targets() {
 
 # tree TARGET: the cached KVM part of TARGET's source tree (prints its path)
 tree() {
-	local t=$1 conf=$PATCHES/$1/target.conf SOURCE_PACKAGE SOURCE_VERSION dir x
+	local t=$1 conf=$PATCHES/$1/target.conf SOURCE_PACKAGE SOURCE_VERSION APT_SOURCES="" dir x
 	[ -f "$conf" ] || die "$t: no $conf"
 	# shellcheck disable=SC1090
 	. "$conf"
+	use_apt_sources "$t"
 	dir=$CACHE/src/$SOURCE_PACKAGE-$SOURCE_VERSION
 	if [ -f "$dir/.complete" ] && [ -f "$dir/Makefile" ]; then
 		echo "$dir"
@@ -111,9 +116,10 @@ kernel_version() {
 # .BTF section, from Debian's image package (vmlinuz: a compressed vmlinux
 # after the boot code; its first xz, zstd or gzip stream that unpacks to ELF)
 vmlinux_btf() {
-	local t=$1 out=$2 deb x off magic unpack KERNEL_RELEASE HEADERS_VERSION
+	local t=$1 out=$2 deb x off magic unpack KERNEL_RELEASE HEADERS_VERSION APT_SOURCES=""
 	# shellcheck disable=SC1090
 	. "$PATCHES/$t/target.conf"
+	use_apt_sources "$t"
 	command -v objcopy >/dev/null || die "$t: objcopy is not installed (binutils)"
 	deb=$(fetch "linux-image-$KERNEL_RELEASE" "$HEADERS_VERSION") || return 1
 	x=$(mktemp -d) || return 1
@@ -136,9 +142,10 @@ vmlinux_btf() {
 
 # headers TARGET: Debian's headers of TARGET's kernel, unpacked (prints the build directory)
 headers() {
-	local t=$1 root x pkg deb KERNEL_RELEASE HEADERS_PACKAGES HEADERS_VERSION
+	local t=$1 root x pkg deb KERNEL_RELEASE HEADERS_PACKAGES HEADERS_VERSION APT_SOURCES=""
 	# shellcheck disable=SC1090
 	. "$PATCHES/$t/target.conf"
+	use_apt_sources "$t"
 	[ -n "${KERNEL_RELEASE:-}" ] && [ -n "${HEADERS_PACKAGES:-}" ] ||
 		die "$t: target.conf names no KERNEL_RELEASE and HEADERS_PACKAGES"
 	root=$CACHE/headers/$KERNEL_RELEASE-$HEADERS_VERSION
@@ -152,7 +159,8 @@ headers() {
 		rm -rf "$root"
 		mv "$x" "$root" || die "$t: cannot write $root"
 		# the per-flavour Makefile includes the common one by its installed path
-		sed -i "s|^include /usr/src/|include $root/usr/src/|" \
+		# (and from 7.x names its own folder so too: KBUILD_OUTPUT)
+		sed -i "s|^include /usr/src/|include $root/usr/src/|; s|^KBUILD_OUTPUT=/usr/src/|KBUILD_OUTPUT=$root/usr/src/|" \
 			"$root/usr/src/linux-headers-$KERNEL_RELEASE/Makefile" ||
 			die "$t: unexpected layout of $HEADERS_PACKAGES"
 		# module BTF is encoded against the kernel's: 6.12's headers have it, 6.1's not
@@ -179,7 +187,7 @@ modules_dir() {
 
 # build TARGET: the patched KVM modules (prints their folder)
 build() {
-	local t=$1 src hdr out work p sv hv SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE resolve
+	local t=$1 src hdr out work p sv hv cc SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE resolve
 	command -v pahole >/dev/null || die "$t: pahole is not installed (module BTF; sudo make deps)"
 	command -v readelf >/dev/null || die "$t: readelf is not installed (binutils)"
 	src=$(tree "$t") || return 1
@@ -190,6 +198,12 @@ build() {
 	hv=$(kernel_version "$(sed -n 's|^include \(.*\)|\1|p' "$hdr/Makefile")")
 	[ "$sv" = "$hv" ] && [ "$SOURCE_VERSION" = "$HEADERS_VERSION" ] ||
 		die "$t: the headers ($hv, Debian $HEADERS_VERSION) and the source ($sv, Debian $SOURCE_VERSION) disagree"
+	# Modules are built with the kernel's own compiler, whose features its
+	# configuration records (7.3's: gcc 14's -fmin-function-alignment,
+	# -finline-stringops); Debian 12 has gcc 12
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT=\([^ ]*\) .*/\1/p' "$hdr/include/config/auto.conf" 2>/dev/null)
+	[ -z "$cc" ] || command -v "$cc" >/dev/null ||
+		cannot "$t: $KERNEL_RELEASE was built with $(sed -n 's/^CONFIG_CC_VERSION_TEXT=//p' "$hdr/include/config/auto.conf"); $cc is not installed (not in Debian 12), so its modules cannot be built here"
 	out=$(modules_dir "$t")
 	if [ -f "$out/.complete" ]; then
 		echo "$out"
@@ -261,10 +275,13 @@ built)
 build)
 	# shellcheck disable=SC2046 # target names have no spaces
 	[ $# -gt 0 ] || set -- $(targets)
+	rc=0
 	for t in "$@"; do
 		[ -f "$PATCHES/$t/series" ] || die "no target '$t' (targets: $(targets | tr '\n' ' '))"
-		build "$t" || exit 1
+		# a target this machine cannot build (exit 3) does not stop the others
+		(build "$t") || { r=$?; [ $r = 3 ] || exit $r; rc=3; }
 	done
+	exit $rc
 	;;
 *)
 	echo "usage: scripts/kernel-patches.sh check|build [TARGET...]   (targets: $(targets | tr '\n' ' '))" >&2

@@ -23,7 +23,13 @@ for t in $(cd "$TOOLS/../../kernel-patches" && ls -d -- */ | tr -d /); do
 	out=$("$KP" build "$t" 2>&1)
 	rc=$?
 	mods=$(tail -1 <<<"$out")
-	check "patches/$t/modules-build" "$(tail -3 <<<"$out" | tr '\n' ' ')" test $rc = 0
+	if [ $rc = 3 ]; then
+		# the kernel's compiler is not in Debian 12 (7.3's gcc 14): no machine here builds it
+		skip "patches/$t/modules-build" "$(tail -1 <<<"$out" | sed 's/^kernel-patches: //')"
+		rc=skipped
+	else
+		check "patches/$t/modules-build" "$(tail -3 <<<"$out" | tr '\n' ' ')" test $rc = 0
+	fi
 	if [ $rc = 0 ]; then
 		echo "  patches/$t: modules in $mods ($((SECONDS - t0)) s)"
 		rel=$(sed -n 's/^KERNEL_RELEASE=//p' "$TOOLS/../../kernel-patches/$t/target.conf")

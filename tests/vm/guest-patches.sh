@@ -79,7 +79,7 @@ if want patches; then
 		g=patches
 	fi
 	if [ ! -f /kvmmmu/patched/kvm.ko ]; then
-		skip $g/all "no patched modules for this kernel in the cache (make test-patches builds them)"
+		skip $g/all "no patched modules for this kernel in the cache (make test-patches builds them for kernel-patches/' targets, where this Debian has the kernel's compiler)"
 	elif [ "$(modinfo -F vermagic /kvmmmu/patched/kvm.ko | cut -d' ' -f1)" != "$(uname -r)" ]; then
 		# Debian moved on: kernel-patches/*/target.conf names the kernel before this one
 		skip $g/all "the patched modules are for $(modinfo -F vermagic /kvmmmu/patched/kvm.ko | cut -d' ' -f1), this is $K (retarget kernel-patches/ to it)"
