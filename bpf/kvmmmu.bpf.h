@@ -150,7 +150,9 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 	/*
 	 * A kernel thread is no VM: kswapd, khugepaged, ksmd and 6.1's
 	 * kvm-nx-lpage-recovery zap a VM's SPTEs for it, and the events name
-	 * no VM (no kvm argument) to give them to.
+	 * no VM (no kvm argument) to give them to. (Later kernels' NX recovery
+	 * is a vhost_task in the VMM's own thread group: it gets an entry, and
+	 * its mmu_lock waits count outside faults.)
 	 */
 	if (BPF_CORE_READ(task, flags) & PF_KTHREAD)
 		return NULL;
