@@ -166,7 +166,7 @@ $(OUTPUT)/tests/tools/%: tests/tools/%.c $(LIB_OBJS)
 # The distro kernels make test boots (every tests/vm/kernels/*.conf boots in
 # make test-vm): two at once, one a CPU of the CI machine kind; which two and
 # why, docs/testing.md ("Which kernels run when").
-TEST_VM_KERNELS ?= 6.1 6.12
+TEST_VM_KERNELS ?= 6.1 7.3
 test: all $(UNIT_TESTS) $(TEST_TOOLS)
 	$(Q)OUTPUT=$(OUTPUT) KVMMMU_VM_KERNELS='$(TEST_VM_KERNELS)' tests/run.sh
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The distro-kernel VM tests (tests/vm/run.sh: Debian 6.1 and 6.12 under
-# QEMU, fentry/kprobe/tracepoint modes, nested NPT, tdp_mmu=Y/N) as part of
+# The distro-kernel VM tests (tests/vm/run.sh: Debian kernels under
+# QEMU (make test: TEST_VM_KERNELS), fentry/kprobe/tracepoint modes, nested NPT, tdp_mmu=Y/N) as part of
 # make test, when QEMU is installed. KVMMMU_SKIP_VM=1 leaves them out (any
 # other value is the reason given).
 # shellcheck source=tests/lib.sh

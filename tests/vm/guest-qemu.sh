@@ -57,7 +57,7 @@ qemu_run() {
 	/usr/bin/qemu-system-x86_64 -name guest=web-1,debug-threads=on -accel kvm -machine $L2_MACHINE -cpu $L2_CPU \
 		-smp $L2_VCPUS -m 256M -nodefaults -display none -no-reboot -no-shutdown -S \
 		-kernel /kvmmmu/l2/vmlinuz -initrd /kvmmmu/l2/initrd.gz \
-		-append "console=ttyS0 quiet panic=-1" -serial file:$T/$n-console.log \
+		-append "console=ttyS0 quiet panic=-1${L2_CMDLINE:+ $L2_CMDLINE}" -serial file:$T/$n-console.log \
 		-qmp unix:$QMP,server=on,wait=off -daemonize -pidfile $T/$n-qemu.pid \
 		>$T/$n-qemu.err 2>&1
 	rc=$?
