@@ -48,6 +48,16 @@ apt_update() {
 		touch "$APT_DIR/updated"
 }
 
+# apt_download LOG PACKAGE[=VERSION]: into $CACHE/deb; when the private
+# lists are stale (they name a build the registry has dropped), once more
+# after refreshing them.
+apt_download() {
+	local log=$1
+	shift
+	(cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$@") >"$log" 2>&1 ||
+		{ apt_update && (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$@") >"$log" 2>&1; }
+}
+
 # kernel_packages PACKAGE: the packages of a kernel build that hold its
 # vmlinuz, modules and their lists. Up to 6.x linux-image-VERSION holds them
 # all; from 7.0 it is a metapackage of linux-binary- (vmlinuz), linux-modules-
@@ -101,9 +111,7 @@ fetch_kernel() {
 			deb=$(ls "$CACHE/deb/${p}_"*.deb 2>/dev/null | head -1)
 			if [ -z "$deb" ]; then
 				echo "  fetching $p"
-				# stale private lists name a build the registry has dropped: once more, refreshed
-				if ! (cd "$CACHE/deb" && timeout 600 apt-get download "${apt_opts[@]}" "$p") >"$log" 2>&1 &&
-					! { apt_update && (cd "$CACHE/deb" && timeout 600 apt-get download "${apt_opts[@]}" "$p") >"$log" 2>&1; }; then
+				if ! apt_download "$log" "$p"; then
 					rm -rf "$x"
 					WHY="apt-get download $p failed:$(tail_of "$log" 5)"
 					return 1
@@ -172,8 +180,7 @@ fetch_deb() {
 	[ -n "$DEB" ] && return 0
 	mkdir -p "$CACHE/deb" || { WHY="cannot create $CACHE/deb"; return 1; }
 	echo "  fetching $1 $2" >&2
-	if ! (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$1=$2") >"$log" 2>&1 &&
-		! { apt_update && (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$1=$2") >"$log" 2>&1; }; then
+	if ! apt_download "$log" "$1=$2"; then
 		WHY="apt-get download $1=$2 failed (is it in the apt sources?):$(tail_of "$log" 5)"
 		return 1
 	fi
