@@ -111,6 +111,9 @@ $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h include/*.h)
 	$(Q)$(CLANG) $(BPFCFLAGS) $(CLANG_BPF_SYS_INCLUDES) -c $< -o $@.tmp
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp && rm -f $@.tmp
 
+# the faults object again, with its fsession programs (bpf/faults_session.bpf.c)
+$(OUTPUT)/bpf/faults_session.bpf.o: bpf/faults.bpf.c
+
 # the tests' own BPF objects (tests/tools/*.bpf.c)
 $(OUTPUT)/bpf/%.bpf.o: tests/tools/%.bpf.c $(wildcard bpf/*.h include/*.h tests/tools/*.h)
 	$(call msg,BPF,$@)

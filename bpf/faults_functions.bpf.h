@@ -293,8 +293,10 @@ FUNC_PAIR_ARGS_TYPED(kvm_mmu_page_fault, on_fault_entry(vcpu, cr2_or_gpa, error_
 		     on_fault_entry(vcpu, cr2_or_gpa, error_code, false), on_fault_exit(),
 		     struct kvm_vcpu *vcpu, u64 cr2_or_gpa, u64 error_code)
 
-/* A page-fault handler's four probes: fentry/fexit and kprobe/kretprobe. */
+/* A page-fault handler's probes: fsession, fentry/fexit and kprobe/kretprobe. */
 #define HANDLER_PROBES(func, kind)                                                                 \
+	FSESSION_PROG(func, on_handler_entry(), on_handler_exit(ret, kind, fault, vcpu),           \
+		      struct kvm_vcpu *vcpu, struct kvm_page_fault *fault, int ret)                \
 	SEC("fentry/" #func)                                                                       \
 	int BPF_PROG(func##_fentry)                                                                \
 	{                                                                                          \

@@ -220,13 +220,33 @@ static __always_inline void *thread_entry(void *map, void *zero, void *traced, v
 		return body_call;                                                                  \
 	}
 
+#ifdef KVMMMU_FSESSION
 /*
- * A function's entry and exit, both ways user space may choose to have
- * them (fentry/fexit, or kprobe/kretprobe); the entry's arguments named
- * after the calls (FUNC_PAIR: none): typed pointers in FENTRY_CALL, numbers
- * in KPROBE_CALL; the exit reads none.
+ * fsession (7.0): one program a function, run at its entry and again at its
+ * exit, one link for both. Built only into faults_session.bpf.o: these
+ * kfuncs took no argument before 7.0 (kprobe sessions, 6.10), and libbpf 1.1
+ * refuses a whole object whose kfunc prototypes the kernel does not match.
+ * libbpf 1.1 has no "fsession/" section: user space sets the attach type.
+ */
+extern bool bpf_session_is_return(void *ctx) __ksym;
+#define FSESSION_PROG(func, entry_call, exit_call, ...)                                            \
+	SEC("fentry/" #func)                                                                       \
+	int BPF_PROG(func##_fsession, ##__VA_ARGS__)                                               \
+	{                                                                                          \
+		return bpf_session_is_return(ctx) ? (exit_call) : (entry_call);                    \
+	}
+#else
+#define FSESSION_PROG(func, entry_call, exit_call, ...)
+#endif
+
+/*
+ * A function's entry and exit, every way user space may choose to have
+ * them (fsession, fentry/fexit, or kprobe/kretprobe); the entry's arguments
+ * named after the calls (FUNC_PAIR: none): typed pointers in FENTRY_CALL,
+ * numbers in KPROBE_CALL; the exit reads none.
  */
 #define FUNC_PAIR_ARGS_TYPED(func, fentry_call, kprobe_call, exit_call, ...)                       \
+	FSESSION_PROG(func, fentry_call, exit_call, ##__VA_ARGS__)                                 \
 	SEC("fentry/" #func)                                                                       \
 	int BPF_PROG(func##_fentry, ##__VA_ARGS__)                                                 \
 	{                                                                                          \

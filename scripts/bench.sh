@@ -48,7 +48,7 @@
 #    baseline program.
 #
 # 6. Probe modes. Phase 2 again for each other mode kvmmmu attaches here
-#    (BENCH_MODES: tracepoint, fentry, kprobe, done-event; by default every
+#    (BENCH_MODES: tracepoint, fsession, fentry, kprobe, done-event; by default every
 #    one that attaches but done-event, which must be named and needs
 #    BENCH_PATCHED: KVM's modules built by scripts/kernel-patches.sh, loaded
 #    for it in place of the stock ones; the guest below passes them when
@@ -60,9 +60,10 @@
 #    (scripts/bench/modes.sh)
 #
 # 7. The guest: the modes this host's KVM cannot attach (BENCH_MODES, default
-#    fentry and kprobe, with done-event where scripts/kernel-patches.sh built
-#    the modules), measured as phases 1, 2 and 6 in a KVM-capable guest
-#    (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG; BENCH_NPT, default 1:
+#    fsession, fentry and kprobe, with done-event where scripts/kernel-patches.sh
+#    built the modules), measured as phases 1, 2 and 6 in a KVM-capable guest
+#    (scripts/kvm-guest.sh, Debian BENCH_GUEST_KERNEL, default 6.12, under
+#    QEMU/TCG; fsession needs 7.2 or 7.3; BENCH_NPT, default 1:
 #    nested paging, and BENCH_TDP_MMU, default Y: the TDP MMU, as users'
 #    hosts; N: the legacy MMU's direct faults), reported as a table a
 #    mode and summary lines of their own: ratios only (scripts/bench/modes.sh).
@@ -70,7 +71,7 @@
 # BENCH_PHASES (default: throughput cost modes guest attach cpu contention) picks
 # phases; phase 2 (cost) always runs: the report and its summary lines are
 # its. Without /dev/kvm the benchmark runs in a KVM-capable guest
-# (scripts/kvm-guest.sh, Debian 6.12 under QEMU/TCG, npt=0: shadow paging, or
+# (scripts/kvm-guest.sh, Debian BENCH_GUEST_KERNEL (6.12) under QEMU/TCG, npt=0: shadow paging, or
 # BENCH_NPT=1: nested paging and the TDP MMU (BENCH_TDP_MMU=N: the legacy MMU),
 # where fentry, kprobes and the tracepoints all attach), smaller and without
 # phases 4 and 5; there absolute times mean nothing, the ratios do.
@@ -106,17 +107,21 @@ guest_mmu() {
 	esac
 }
 BENCH_TDP_MMU=${BENCH_TDP_MMU:-Y}
+# the guest's kernel (tests/vm/kernels/*.conf): 6.12 by default; 7.3 has fsession
+GUEST_KERNEL=${BENCH_GUEST_KERNEL:-6.12}
+[ -f "tests/vm/kernels/$GUEST_KERNEL.conf" ] ||
+	die "BENCH_GUEST_KERNEL '$GUEST_KERNEL': expected one of $(cd tests/vm/kernels && ls -- *.conf | sed 's/\.conf$//' | tr '\n' ' ')"
 
 if [ ! -c /dev/kvm ] && [ -z "${BENCH_GUEST:-}" ]; then
 	# BENCH_NPT=1: nested paging and the TDP MMU (tdp_mmu=Y), where users' hosts are
 	BENCH_NPT=${BENCH_NPT:-0}
 	mmu=$(guest_mmu "$BENCH_NPT" "$BENCH_TDP_MMU") || die "$mmu"
-	echo "bench: no /dev/kvm here: running in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu)."
+	echo "bench: no /dev/kvm here: running in a KVM-capable guest (Debian $GUEST_KERNEL under QEMU/TCG, $mmu)."
 	echo "  Under TCG absolute times mean nothing: read the ratios (to the floor, to bpftrace)."
 	# the done-event mode's patched modules, where they were built for the guest's kernel
-	patched=$(scripts/kernel-patches.sh built 6.12 2>/dev/null)
-	exec scripts/kvm-guest.sh --npt "$BENCH_NPT" --tdp-mmu "$BENCH_TDP_MMU" --timeout 5400 -- env \
-		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$patched}" \
+	patched=$(scripts/kernel-patches.sh built "$GUEST_KERNEL" 2>/dev/null)
+	exec scripts/kvm-guest.sh --kernel "$GUEST_KERNEL" --npt "$BENCH_NPT" --tdp-mmu "$BENCH_TDP_MMU" --timeout 5400 -- env \
+		BENCH_GUEST="a TCG guest (Debian $GUEST_KERNEL, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$patched}" \
 		BENCH_ROUNDS="${BENCH_ROUNDS:-3}" BENCH_COST_ROUNDS="${BENCH_COST_ROUNDS:-2}" \
 		BENCH_MEM="${BENCH_MEM:-32M}" BENCH_DIRTY_LOG="${BENCH_DIRTY_LOG:-1}" \
 		BENCH_ATTACH_RUNS="${BENCH_ATTACH_RUNS:-3}" BENCH_MODES="${BENCH_MODES:-}" \

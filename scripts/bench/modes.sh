@@ -27,7 +27,7 @@ MODES_RUN=()
 modes_run() {
 	local m
 	has_phase modes || return 0
-	for m in ${BENCH_MODES:-tracepoint fentry kprobe}; do
+	for m in ${BENCH_MODES:-tracepoint fsession fentry kprobe}; do
 		[ "$m" = "$DEFAULT_MODE" ] || [ "$m" = done-event ] && continue
 		if ! mode_attaches "$m"; then
 			echo "Phase 6: mode $m: not measured: $(mode_why "$m")"
@@ -185,8 +185,8 @@ GUEST_MODES=()
 guest_run() {
 	local m mods missing=() npt=${BENCH_NPT:-1} mmu
 	has_phase guest && [ -z "${BENCH_GUEST:-}" ] || return 0
-	mods=$(scripts/kernel-patches.sh built 6.12 2>/dev/null)
-	for m in ${BENCH_MODES:-fentry kprobe${mods:+ done-event}}; do
+	mods=$(scripts/kernel-patches.sh built "$GUEST_KERNEL" 2>/dev/null)
+	for m in ${BENCH_MODES:-fsession fentry kprobe${mods:+ done-event}}; do
 		[ "$m" = "$DEFAULT_MODE" ] || [[ " ${MODES_RUN[*]} " == *" $m "* ]] || missing+=("$m")
 	done
 	if [ ${#missing[@]} -eq 0 ]; then
@@ -194,11 +194,11 @@ guest_run() {
 		return 0
 	fi
 	mmu=$(guest_mmu "$npt" "$BENCH_TDP_MMU") || die "$mmu"
-	echo "Phase 7: modes ${missing[*]} in a KVM-capable guest (Debian 6.12 under QEMU/TCG, $mmu): ratios only"
+	echo "Phase 7: modes ${missing[*]} in a KVM-capable guest (Debian $GUEST_KERNEL under QEMU/TCG, $mmu): ratios only"
 	GUEST_MMU=$mmu
-	# the guest's kvmmmu attaches fentry: its phase 2 is that mode, phase 6 the others
-	scripts/kvm-guest.sh --npt "$npt" --tdp-mmu "$BENCH_TDP_MMU" --timeout "${BENCH_GUEST_TIMEOUT:-3600}" -- env \
-		BENCH_GUEST="a TCG guest (Debian 6.12, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$mods}" \
+	# the guest's kvmmmu attaches fsession (7.x) or fentry: its phase 2 is that mode, phase 6 the others
+	scripts/kvm-guest.sh --kernel "$GUEST_KERNEL" --npt "$npt" --tdp-mmu "$BENCH_TDP_MMU" --timeout "${BENCH_GUEST_TIMEOUT:-3600}" -- env \
+		BENCH_GUEST="a TCG guest (Debian $GUEST_KERNEL, $mmu)" BENCH_PATCHED="${BENCH_PATCHED:-$mods}" \
 		BENCH_ROUNDS="${BENCH_GUEST_ROUNDS:-3}" BENCH_COST_ROUNDS=2 BENCH_MEM=32M BENCH_DIRTY_LOG=1 \
 		BENCH_MODES="${missing[*]}" BENCH_PHASES="throughput cost modes" \
 		scripts/bench.sh "$BUILD" >"$TMP/guest.out" 2>&1
@@ -218,7 +218,7 @@ guest_run() {
 # guest_tables: phase 7's tables, as the guest's bench printed them
 guest_tables() {
 	[ ${#GUEST_MODES[@]} -gt 0 ] || return 0
-	echo "In a KVM-capable guest (Debian 6.12 under QEMU/TCG, $GUEST_MMU): absolute times mean nothing, ratios do"
+	echo "In a KVM-capable guest (Debian $GUEST_KERNEL under QEMU/TCG, $GUEST_MMU): absolute times mean nothing, ratios do"
 	awk -v modes=" ${GUEST_MODES[*]} " '
 		/^Mode [a-z-]+ \(/ { m = $2; on = index(modes, " " m " ") > 0 }
 		on { print } on && /^$/ { on = 0 }' "$TMP/guest.out"

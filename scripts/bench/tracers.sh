@@ -176,7 +176,9 @@ rotate() { # rotate N WORDS...: the words rotated left by N
 
 # probe_mode_of OUT: the mode kvmmmu-hist's header in OUT names (its Probes: block).
 probe_mode_of() {
-	if grep -A20 '^Probes:' "$1" | grep -q '(fentry)'; then
+	if grep -A20 '^Probes:' "$1" | grep -q '(fsession)'; then
+		echo fsession
+	elif grep -A20 '^Probes:' "$1" | grep -q '(fentry)'; then
 		echo fentry
 	elif grep -A20 '^Probes:' "$1" | grep -q '(kprobe)'; then
 		echo kprobe

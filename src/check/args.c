@@ -24,7 +24,7 @@ static const char doc[] =
 	"will use. Exits 0 when kvmmmu can trace this host, 1 when it cannot (with the "
 	"reason), 2 on a usage error. Needs root.\n"
 	"\n"
-	"USAGE: kvmmmu-check [-v] [--probe-mode auto|fentry|kprobe|tracepoint]\n"
+	"USAGE: kvmmmu-check [-v] [--probe-mode auto|fsession|fentry|kprobe|tracepoint]\n"
 	"       kvmmmu-check --validate PID|NAME [SECS]\n"
 	"\n"
 	"With --validate, traces that VM for SECS seconds (default 5) and compares kvmmmu's "

@@ -48,11 +48,11 @@ static const char *core_failure(const struct check_state *st, char *buf, size_t 
 	return NULL;
 }
 
-/* "tracepoint-only mode (no fentry/kprobe)", "full mode (fentry)", ... */
+/* "tracepoint-only mode (no fentry/kprobe)", "full mode (fsession+fentry)", ... */
 static void describe_mode(const struct collector *c, char *buf, size_t len)
 {
 	size_t n_func = 0, n_on = 0;
-	bool fentry = false, kprobe = false;
+	bool fsession = false, fentry = false, kprobe = false;
 
 	for (size_t i = 0; i < c->faults.n_probes; i++) {
 		const struct probe_status *p = &c->faults.probes[i];
@@ -63,13 +63,15 @@ static void describe_mode(const struct collector *c, char *buf, size_t len)
 		if (p->kind == ATTACH_NONE)
 			continue;
 		n_on++;
+		fsession |= p->kind == ATTACH_FSESSION;
 		fentry |= p->kind == ATTACH_FENTRY;
 		kprobe |= p->kind == ATTACH_KPROBE;
 	}
 	if (!n_on)
 		snprintf(buf, len, "tracepoint-only mode (no fentry/kprobe)");
 	else
-		snprintf(buf, len, "%s mode (%s%s%s%s)", n_on == n_func ? "full" : "partial",
+		snprintf(buf, len, "%s mode (%s%s%s%s%s%s)", n_on == n_func ? "full" : "partial",
+			 fsession ? "fsession" : "", fsession && (fentry || kprobe) ? "+" : "",
 			 fentry ? "fentry" : "", fentry && kprobe ? "+" : "",
 			 kprobe ? "kprobe" : "",
 			 n_on == n_func ? "" : ", some function probes unavailable");

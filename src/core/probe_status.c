@@ -3,6 +3,7 @@
 
 const char *attach_kind_str(enum attach_kind k)
 {
-	static const char *const names[] = {"unavailable", "fentry", "kprobe", "tp_btf", "raw_tp"};
+	static const char *const names[] = {"unavailable", "fentry", "kprobe",
+					    "tp_btf",	   "raw_tp", "fsession"};
 	return names[k];
 }

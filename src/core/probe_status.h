@@ -14,6 +14,7 @@ enum attach_kind {
 	ATTACH_KPROBE,
 	ATTACH_TP_BTF,
 	ATTACH_RAW_TP,
+	ATTACH_FSESSION, /* one program at a function's entry and exit (7.0) */
 };
 
 struct probe_status {
@@ -25,7 +26,7 @@ struct probe_status {
 	char why[192]; /* why it is not attached */
 };
 
-/* "fentry", "kprobe", "tp_btf", "raw_tp", or "unavailable" (ATTACH_NONE). */
+/* "fentry", "kprobe", "tp_btf", "raw_tp", "fsession", or "unavailable" (ATTACH_NONE). */
 const char *attach_kind_str(enum attach_kind k);
 
 #endif

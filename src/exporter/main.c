@@ -34,7 +34,8 @@ static const char *probe_mode_of(const struct snapshot *snap)
 	for (size_t i = 0; snap->func_mode && i < snap->n_collector_probes; i++) {
 		const struct probe_status *p = &snap->probes[i];
 
-		if (!p->group && (p->kind == ATTACH_FENTRY || p->kind == ATTACH_KPROBE))
+		if (!p->group && (p->kind == ATTACH_FSESSION || p->kind == ATTACH_FENTRY ||
+				  p->kind == ATTACH_KPROBE))
 			return attach_kind_str(p->kind);
 	}
 	return "tracepoint";
@@ -48,8 +49,8 @@ static void self_metrics(struct exporter *e, struct prom_writer *w, const struct
 				     {"probe_mode", probe_mode_of(snap)}};
 
 	prom_family(w, "kvmmmu_exporter_build_info", PROM_GAUGE,
-		    "kvmmmu-exporter's version, and how it counts faults (fentry, kprobe or "
-		    "tracepoint)");
+		    "kvmmmu-exporter's version, and how it counts faults (fsession, fentry, "
+		    "kprobe or tracepoint)");
 	prom_u64(w, build, 2, 1);
 	prom_family(w, "kvmmmu_scrape_collector_success", PROM_GAUGE,
 		    "Whether a collector had figures to give (0: the probes cannot give them; "

@@ -79,7 +79,7 @@ __u64 bpf_cost_run_ns(const struct session *s)
 {
 	struct prog_info_sum sum = {};
 
-	prog_info_add(s->c.faults.skel ? s->c.faults.skel->obj : NULL, &sum);
+	faults_source_prog_info(&s->c.faults, &sum);
 	prog_info_add(s->c.lock.skel ? s->c.lock.skel->obj : NULL, &sum);
 	prog_info_add(s->c.events.skel ? s->c.events.skel->obj : NULL, &sum);
 	return sum.run_time_ns;

@@ -48,7 +48,8 @@ bool session_args_parse(struct session_args *a, int key, const char *arg)
 	case SESSION_OPT_PROBE_MODE:
 		if (probe_mode_parse(arg, &a->mode))
 			cli_usage_error(
-				"--probe-mode '%s': expected auto, fentry, kprobe or tracepoint",
+				"--probe-mode '%s': expected auto, fsession, fentry, kprobe or "
+				"tracepoint",
 				arg);
 		return true;
 	case SESSION_OPT_SAMPLE:

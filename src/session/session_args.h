@@ -24,8 +24,8 @@ enum {
 #define SESSION_PROBE_MODE_OPTION                                                                  \
 	{                                                                                          \
 		"probe-mode", SESSION_OPT_PROBE_MODE, "MODE", 0,                                   \
-			"How to probe functions: auto (default, or KVMMMU_PROBE_MODE), fentry, "   \
-			"kprobe or tracepoint",                                                    \
+			"How to probe functions: auto (default, or KVMMMU_PROBE_MODE), "           \
+			"fsession, fentry, kprobe or tracepoint",                                  \
 			0                                                                          \
 	}
 

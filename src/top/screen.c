@@ -395,6 +395,8 @@ static const char *probe_mode(const struct snapshot *s)
 	for (size_t i = 0; i < s->n_collector_probes; i++) {
 		if (s->probes[i].group)
 			continue;
+		if (s->probes[i].kind == ATTACH_FSESSION)
+			return "fsession";
 		if (s->probes[i].kind == ATTACH_FENTRY)
 			return "fentry";
 		if (s->probes[i].kind == ATTACH_KPROBE)

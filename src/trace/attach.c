@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 const char *const probe_mode_names[N_PROBE_MODES] = {
 	[PROBE_MODE_AUTO] = "auto",
+	[PROBE_MODE_FSESSION] = "fsession",
 	[PROBE_MODE_FENTRY] = "fentry",
 	[PROBE_MODE_KPROBE] = "kprobe",
 	[PROBE_MODE_TRACEPOINT] = "tracepoint",
@@ -40,7 +42,9 @@ int probe_mode_resolve(enum probe_mode asked, enum probe_mode *mode, const char 
 	if (asked != PROBE_MODE_AUTO || !env || !*env)
 		return 0;
 	if (probe_mode_parse(env, mode)) {
-		elog("KVMMMU_PROBE_MODE '%s': expected auto, fentry, kprobe or tracepoint", env);
+		elog("KVMMMU_PROBE_MODE '%s': expected auto, fsession, fentry, kprobe or "
+		     "tracepoint",
+		     env);
 		return -EINVAL;
 	}
 	if (origin)
@@ -70,28 +74,30 @@ void attach_engine_close(struct attach_engine *e)
 }
 
 /*
- * Loads and attaches a do-nothing fentry program: BTF and kallsyms say a
- * function could be traced, only the kernel says whether it may (lockdown,
- * BPF LSMs and missing trampolines all refuse here).
+ * Loads and attaches a do-nothing program of TYPE (fentry, fsession): BTF
+ * and kallsyms say a function could be traced, only the kernel says
+ * whether it may (lockdown, BPF LSMs and missing trampolines all refuse
+ * here). WHY starts with WORD.
  */
-static int try_fentry(struct attach_engine *e, const char *func, char *why, size_t len)
+static int try_tracing(struct attach_engine *e, const char *func, enum bpf_attach_type type,
+		       const char *word, char *why, size_t len)
 {
 	const struct bpf_insn insns[] = {
 		{.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
 		{.code = BPF_JMP | BPF_EXIT},
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_FENTRY);
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = type);
 	int btf_id, mod_fd = -1, fd, link, err = 0;
 	bool in_module;
 
 	if (!kernel_btf_find_func(&e->kb, func, &btf_id, &in_module)) {
-		snprintf(why, len, "fentry: no BTF FUNC record");
+		snprintf(why, len, "%s: no BTF FUNC record", word);
 		return -ENOENT;
 	}
 	if (in_module) {
 		mod_fd = kernel_btf_kvm_fd(&e->kb);
 		if (mod_fd < 0) {
-			snprintf(why, len, "fentry: kvm module BTF not loadable: %s",
+			snprintf(why, len, "%s: kvm module BTF not loadable: %s", word,
 				 strerror(-mod_fd));
 			return mod_fd;
 		}
@@ -101,13 +107,13 @@ static int try_fentry(struct attach_engine *e, const char *func, char *why, size
 	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "kvmmmu_try", "GPL", insns, 2, &opts);
 	if (fd < 0) {
 		err = -errno;
-		snprintf(why, len, "fentry: load refused: %s%s", strerror(-err),
+		snprintf(why, len, "%s: load refused: %s%s", word, strerror(-err),
 			 err == -EPERM ? " (lockdown or a BPF LSM)" : "");
 	} else {
 		link = bpf_raw_tracepoint_open(NULL, fd);
 		if (link < 0) {
 			err = -errno;
-			snprintf(why, len, "fentry: attach refused: %s", strerror(-err));
+			snprintf(why, len, "%s: attach refused: %s", word, strerror(-err));
 		} else {
 			close(link);
 		}
@@ -116,6 +122,60 @@ static int try_fentry(struct attach_engine *e, const char *func, char *why, size
 	if (mod_fd >= 0)
 		close(mod_fd);
 	return err;
+}
+
+/*
+ * BPF_TRACE_FSESSION's value in this kernel's enum bpf_attach_type, with
+ * bpf_session_is_return() taking the context as 7.0 made it (6.10-6.18's
+ * took nothing, for kprobe sessions): -ENOENT where either is missing.
+ * Looked up once.
+ */
+static int fsession_attach_type(struct attach_engine *e)
+{
+	const struct btf_type *t;
+	int id;
+
+	if (e->fsession_type)
+		return e->fsession_type;
+	e->fsession_type = -ENOENT;
+	if (!e->kb.vmlinux || kernel_btf_func_params(&e->kb, "bpf_session_is_return") != 1)
+		return e->fsession_type;
+	id = btf__find_by_name_kind(e->kb.vmlinux, "bpf_attach_type", BTF_KIND_ENUM);
+	t = id > 0 ? btf__type_by_id(e->kb.vmlinux, id) : NULL;
+	for (int i = 0; t && i < btf_vlen(t); i++) {
+		const struct btf_enum *v = btf_enum(t) + i;
+
+		if (!strcmp(btf__name_by_offset(e->kb.vmlinux, v->name_off), "BPF_TRACE_FSESSION"))
+			e->fsession_type = v->val;
+	}
+	return e->fsession_type;
+}
+
+bool attach_fsession_usable(struct attach_engine *e, const char *func, char *why, size_t len)
+{
+	int type = fsession_attach_type(e);
+	char trial_why[160];
+
+	if (type < 0) {
+		snprintf(why, len, "fsession: not in this kernel (7.0 and later)");
+		return false;
+	}
+	if (try_tracing(e, func, (enum bpf_attach_type)type, "fsession", trial_why,
+			sizeof(trial_why))) {
+		snprintf(why, len, "%s", trial_why);
+		return false;
+	}
+	return true;
+}
+
+void attach_set_fsession(struct bpf_program *prog, const struct attach_engine *e)
+{
+	bpf_program__set_expected_attach_type(prog, (enum bpf_attach_type)e->fsession_type);
+}
+
+bool attach_kprobe_fallback(const struct attach_engine *e)
+{
+	return (e->mode == PROBE_MODE_AUTO || e->mode == PROBE_MODE_KPROBE) && attach_kprobe_pmu();
 }
 
 bool attach_kprobe_pmu(void)
@@ -152,10 +212,11 @@ enum attach_kind attach_choose_function(struct attach_engine *e, const char *fun
 		snprintf(why, len, "%s", ksym_state_str(ks));
 		return ATTACH_NONE;
 	}
-	if (e->mode == PROBE_MODE_AUTO || e->mode == PROBE_MODE_FENTRY) {
-		if (!try_fentry(e, func, fentry_why, sizeof(fentry_why)))
+	if (e->mode != PROBE_MODE_KPROBE) {
+		if (!try_tracing(e, func, BPF_TRACE_FENTRY, "fentry", fentry_why,
+				 sizeof(fentry_why)))
 			return ATTACH_FENTRY;
-		if (e->mode == PROBE_MODE_FENTRY) {
+		if (e->mode != PROBE_MODE_AUTO) {
 			snprintf(why, len, "%s", fentry_why);
 			return ATTACH_NONE;
 		}
@@ -180,7 +241,7 @@ enum attach_kind attach_check_prototype(struct attach_engine *e, const char *fun
 		return ATTACH_FENTRY;
 	snprintf(why, len, "fentry: %s takes %d arguments here, kvmmmu's fexit expects %d", func,
 		 params, ret_arg);
-	if (e->mode == PROBE_MODE_FENTRY || !attach_kprobe_pmu())
+	if (!attach_kprobe_fallback(e))
 		return ATTACH_NONE;
 	return ATTACH_KPROBE;
 }
@@ -200,9 +261,10 @@ void probe_progs_of(struct probe_progs *pp, const void *skel, const size_t offs[
 void probe_progs_plan(const struct probe_progs *pp, enum attach_kind kind)
 {
 	static const enum attach_kind slot_kind[N_PROG_SLOTS] = {
-		[SLOT_FENTRY] = ATTACH_FENTRY, [SLOT_FEXIT] = ATTACH_FENTRY,
-		[SLOT_KPROBE] = ATTACH_KPROBE, [SLOT_KRETPROBE] = ATTACH_KPROBE,
-		[SLOT_TP_BTF] = ATTACH_TP_BTF, [SLOT_RAW_TP] = ATTACH_RAW_TP,
+		[SLOT_FENTRY] = ATTACH_FENTRY,	   [SLOT_FEXIT] = ATTACH_FENTRY,
+		[SLOT_KPROBE] = ATTACH_KPROBE,	   [SLOT_KRETPROBE] = ATTACH_KPROBE,
+		[SLOT_TP_BTF] = ATTACH_TP_BTF,	   [SLOT_RAW_TP] = ATTACH_RAW_TP,
+		[SLOT_FSESSION] = ATTACH_FSESSION,
 	};
 
 	for (int s = 0; s < N_PROG_SLOTS; s++)
@@ -218,8 +280,8 @@ bool probe_progs_has(const struct probe_progs *pp, const struct bpf_program *bp)
 	return false;
 }
 
-static const char *const slot_names[N_PROG_SLOTS] = {"fentry",	  "fexit",  "kprobe",
-						     "kretprobe", "tp_btf", "raw_tp"};
+static const char *const slot_names[N_PROG_SLOTS] = {"fentry", "fexit",	 "kprobe",  "kretprobe",
+						     "tp_btf", "raw_tp", "fsession"};
 
 int attach_probe(struct attach_engine *e, struct attach_links *l, const struct probe_progs *pp,
 		 size_t n, struct probe_status *p)

@@ -23,13 +23,14 @@ struct bpf_program;
 
 enum probe_mode {
 	PROBE_MODE_AUTO,
+	PROBE_MODE_FSESSION,
 	PROBE_MODE_FENTRY,
 	PROBE_MODE_KPROBE,
 	PROBE_MODE_TRACEPOINT,
 	N_PROBE_MODES,
 };
 
-/* "auto", "fentry", "kprobe", "tracepoint": --probe-mode's words, everywhere. */
+/* "auto", "fsession", "fentry", "kprobe", "tracepoint": --probe-mode's words, everywhere. */
 extern const char *const probe_mode_names[N_PROBE_MODES];
 int probe_mode_parse(const char *s, enum probe_mode *mode);
 /*
@@ -46,6 +47,7 @@ struct attach_engine {
 	const char *mode_origin; /* "--probe-mode " or "KVMMMU_PROBE_MODE=" */
 	struct kernel_btf kb;	 /* for choosing and loading; freed once all is attached */
 	struct kprobes kprobes;	 /* every object's kprobes and kretprobes */
+	int fsession_type;	 /* BPF_TRACE_FSESSION here; 0: not looked up, <0: none */
 };
 
 /* Loads the kernel's BTF (0, or -errno: kvmmmu needs it) and readies kprobe events. */
@@ -71,6 +73,18 @@ enum attach_kind attach_choose_function(struct attach_engine *e, const char *fun
  */
 enum attach_kind attach_check_prototype(struct attach_engine *e, const char *func, int ret_arg,
 					char *why, size_t len);
+/*
+ * Whether FUNC (fentry already chosen for it) can have one fsession program
+ * for its entry and exit: BTF_TRACE_FSESSION in the kernel's BTF (7.0), the
+ * session kfuncs with 7.0's prototype, then a trial attach. WHY says what
+ * is not used.
+ */
+bool attach_fsession_usable(struct attach_engine *e, const char *func, char *why, size_t len);
+/* Makes PROG (SEC("fentry/...") in the object) an fsession program: attach_fsession_usable() first.
+ */
+void attach_set_fsession(struct bpf_program *prog, const struct attach_engine *e);
+/* Whether a function fentry cannot have may have kprobes instead (auto or kprobe mode). */
+bool attach_kprobe_fallback(const struct attach_engine *e);
 /* Whether this kernel has a kprobe PMU (kprobes can be had at all). */
 bool attach_kprobe_pmu(void);
 /* Whether tracepoint EVENT can have a tp_btf program (else raw_tp). */
@@ -84,6 +98,7 @@ enum prog_slot {
 	SLOT_KRETPROBE,
 	SLOT_TP_BTF,
 	SLOT_RAW_TP,
+	SLOT_FSESSION,
 	N_PROG_SLOTS,
 };
 struct probe_progs {

@@ -55,9 +55,8 @@ static bool load_another_way(struct faults_source *fs, const struct bpf_program 
 		}
 		if (i < FAULTS_N_FUNC && func_kind[i] == ATTACH_FENTRY &&
 		    (pp.prog[SLOT_FENTRY] == bp || pp.prog[SLOT_FEXIT] == bp)) {
-			func_kind[i] = attach_kprobe_pmu() && fs->opts->mode != PROBE_MODE_FENTRY
-					       ? ATTACH_KPROBE
-					       : ATTACH_NONE;
+			func_kind[i] =
+				attach_kprobe_fallback(fs->engine) ? ATTACH_KPROBE : ATTACH_NONE;
 			snprintf(fs->probes[i].why, sizeof(fs->probes[i].why),
 				 "fentry: %s does not load here", bpf_program__name(bp));
 			vlog("note: %s does not load here; %s", bpf_program__name(bp),
@@ -89,9 +88,7 @@ static bool every_other_way(struct faults_source *fs, bool *done,
 	for (size_t i = 0; i < FAULTS_N_FUNC; i++) {
 		if (func_kind[i] != ATTACH_FENTRY)
 			continue;
-		func_kind[i] = attach_kprobe_pmu() && fs->opts->mode != PROBE_MODE_FENTRY
-				       ? ATTACH_KPROBE
-				       : ATTACH_NONE;
+		func_kind[i] = attach_kprobe_fallback(fs->engine) ? ATTACH_KPROBE : ATTACH_NONE;
 		snprintf(fs->probes[i].why, sizeof(fs->probes[i].why),
 			 "fentry: the object did not load with it");
 		changed = true;
@@ -103,17 +100,23 @@ static bool every_other_way(struct faults_source *fs, bool *done,
 }
 
 /*
- * A forced --probe-mode fentry or kprobe is a promise of exact outcomes from
- * the handlers: when one of them cannot be had that way, say why and stop,
- * rather than fall back to tracepoints behind the user's back.
+ * A forced --probe-mode fsession, fentry or kprobe is a promise of exact
+ * outcomes from the handlers, and fsession's of one program for both ends
+ * of each: when one of them cannot be had that way, say why and stop,
+ * rather than fall back behind the user's back.
  */
 static int check_forced_mode(struct faults_source *fs,
 			     const enum attach_kind func_kind[FAULTS_N_FUNC])
 {
-	if (fs->opts->mode != PROBE_MODE_FENTRY && fs->opts->mode != PROBE_MODE_KPROBE)
+	bool fsession = fs->opts->mode == PROBE_MODE_FSESSION;
+
+	if (!fsession && fs->opts->mode != PROBE_MODE_FENTRY && fs->opts->mode != PROBE_MODE_KPROBE)
 		return 0;
 	for (size_t i = 0; i < FAULTS_N_FUNC; i++) {
-		if (!faults_functions[i].defines_outcome || func_kind[i] != ATTACH_NONE)
+		bool had = fsession && faults_session_fits(fs, i) ? func_kind[i] == ATTACH_FSESSION
+								  : func_kind[i] != ATTACH_NONE;
+
+		if (!faults_functions[i].defines_outcome || had)
 			continue;
 		if (faults_functions[i].may_be_absent &&
 		    ksym_lookup(NULL, faults_functions[i].func) != KSYM_PRESENT)
@@ -124,6 +127,26 @@ static int check_forced_mode(struct faults_source *fs,
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+/*
+ * The fsession programs did not load (ERR): their functions go back to
+ * fentry, to be loaded again from the faults object. False when ERR is 0.
+ */
+static bool session_failed(struct faults_source *fs, int err,
+			   enum attach_kind func_kind[FAULTS_N_FUNC])
+{
+	if (!err)
+		return false;
+	for (size_t i = 0; i < FAULTS_N_FUNC; i++) {
+		if (func_kind[i] != ATTACH_FSESSION)
+			continue;
+		func_kind[i] = ATTACH_FENTRY;
+		snprintf(fs->probes[i].why, sizeof(fs->probes[i].why),
+			 "fsession: the programs did not load: %s", strerror(-err));
+	}
+	vlog("note: the fsession programs did not load (%s): using fentry", strerror(-err));
+	return true;
 }
 
 /*
@@ -186,6 +209,7 @@ static int open_faults(struct faults_source *fs, const enum attach_kind func_kin
 static void close_faults(struct faults_source *fs)
 {
 	attach_links_destroy(&fs->links);
+	faults_session_close(fs);
 	faults_bpf__destroy(fs->skel);
 	fs->skel = NULL;
 	load_watch_free(&fs->watch);
@@ -206,11 +230,17 @@ int faults_source_trace_pid(struct faults_source *fs, int pid)
 	return 0;
 }
 
+void faults_source_prog_info(const struct faults_source *fs, struct prog_info_sum *sum)
+{
+	prog_info_add(fs->skel ? fs->skel->obj : NULL, sum);
+	prog_info_add(faults_session_object(fs), sum);
+}
+
 __u64 faults_source_prog_missed(const struct faults_source *fs)
 {
 	struct prog_info_sum sum = {};
 
-	prog_info_add(fs->skel->obj, &sum);
+	faults_source_prog_info(fs, &sum);
 	return sum.recursion_misses;
 }
 
@@ -263,6 +293,12 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 			func_kind[i] = attach_check_prototype(fs->engine, faults_functions[i].func,
 							      faults_functions[i].ret_arg, why,
 							      sizeof(fs->probes[i].why));
+		/* fsession before fentry, where one program can have both ends */
+		if (func_kind[i] == ATTACH_FENTRY && fs->opts->mode != PROBE_MODE_FENTRY &&
+		    faults_session_fits(fs, i) &&
+		    attach_fsession_usable(fs->engine, faults_functions[i].func, why,
+					   sizeof(fs->probes[i].why)))
+			func_kind[i] = ATTACH_FSESSION;
 	}
 	err = check_forced_mode(fs, func_kind);
 	if (err)
@@ -278,6 +314,13 @@ int faults_source_open(struct faults_source *fs, const struct source_env *env,
 			return err; /* said */
 		if (!err)
 			err = faults_bpf__load(fs->skel);
+		if (!err && session_failed(fs, faults_session_load(fs, func_kind), func_kind)) {
+			close_faults(fs);
+			err = check_forced_mode(fs, func_kind);
+			if (err)
+				return err;
+			continue;
+		}
 		if (err && err != -EPERM &&
 		    (load_another_way(fs, load_watch_failed(&fs->watch), func_kind, raw_only) ||
 		     every_other_way(fs, &all_other_ways, func_kind, raw_only))) {

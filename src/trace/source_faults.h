@@ -15,6 +15,7 @@
 
 #include "attach.h"
 #include "model.h"
+#include "prog_info.h"
 #include "ret_pf.h"
 #include "regions.h"
 #include "slow_faults.h"
@@ -24,6 +25,7 @@
 #include "timeline.h"
 
 struct faults_bpf;
+struct faults_session_bpf;
 
 #define FAULTS_MAX_PROBES 32
 
@@ -39,6 +41,7 @@ struct faults_source {
 	struct thread_maps sizes;
 	struct threads *threads; /* names lost threads, places figures */
 	struct faults_bpf *skel;
+	struct faults_session_bpf *session; /* its fsession programs, on its maps; NULL: none */
 	struct attach_links links;
 	struct load_watch watch; /* while it loads: programs that may load another way */
 	struct probe_status probes[FAULTS_MAX_PROBES];
@@ -110,6 +113,8 @@ void faults_source_forget_regions(struct faults_source *fs, int pid);
 int faults_source_take_slow(struct faults_source *fs, struct slow_faults *out);
 /* Runs of the fault programs the kernel skipped (recursion on one CPU), from their prog info. */
 __u64 faults_source_prog_missed(const struct faults_source *fs);
+/* Adds every fault program's run time and skipped runs (both objects) to SUM. */
+void faults_source_prog_info(const struct faults_source *fs, struct prog_info_sum *sum);
 const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name);
 /* Whether a histogram can be filled with what is attached; WHY: why not. */
 bool faults_source_hist_available(const struct faults_source *fs, int hist, const char **why);
@@ -205,5 +210,21 @@ bool faults_function_wanted(const struct faults_source *fs, size_t i,
  */
 void faults_plan(struct faults_source *fs, const enum attach_kind func_kind[FAULTS_N_FUNC],
 		 const bool raw_only[FAULTS_N_TP]);
+/* Whether both ends of function I are probed (a handler's entry only for some figures). */
+bool faults_function_both_ends(const struct faults_source *fs, size_t i);
+
+/* ---- its fsession programs (source_faults_session.c) ---- */
+
+/* Whether function I may have one fsession program: it has one, and both its ends are wanted. */
+bool faults_session_fits(const struct faults_source *fs, size_t i);
+/*
+ * Loads the fsession programs of the functions FUNC_KIND gives ATTACH_FSESSION,
+ * on the loaded faults object's maps; 0 (also with none), or -errno.
+ */
+int faults_session_load(struct faults_source *fs, const enum attach_kind func_kind[FAULTS_N_FUNC]);
+/* Function I's fsession program once loaded, else NULL. */
+struct bpf_program *faults_session_prog(const struct faults_source *fs, size_t i);
+const struct bpf_object *faults_session_object(const struct faults_source *fs);
+void faults_session_close(struct faults_source *fs);
 
 #endif

@@ -131,6 +131,7 @@ struct probe_progs faults_probe_progs(const struct faults_source *fs, size_t i)
 	probe_progs_of(&pp, fs->skel,
 		       i < FAULTS_N_FUNC ? faults_functions[i].progs
 					 : faults_tracepoints[i - FAULTS_N_FUNC].progs);
+	pp.prog[SLOT_FSESSION] = faults_session_prog(fs, i);
 	return pp;
 }
 
@@ -203,6 +204,12 @@ static bool handler_entries_needed(const struct faults_source *fs)
 static bool is_handler(size_t i)
 {
 	return faults_functions[i].defines_outcome && faults_functions[i].ret_arg >= 0;
+}
+
+bool faults_function_both_ends(const struct faults_source *fs, size_t i)
+{
+	return faults_functions[i].progs[SLOT_FEXIT] &&
+	       (!is_handler(i) || handler_entries_needed(fs));
 }
 
 const struct probe_status *faults_source_probe(const struct faults_source *fs, const char *name)

@@ -265,5 +265,5 @@ check "check/KVMMMU_PROBE_MODE-tracepoint-not-tried" "got: $(line_of kvm_mmu_pag
 KVMMMU_PROBE_MODE=kprobes "$CHECK" >"$OUT" 2>&1
 rc=$?
 check "check/KVMMMU_PROBE_MODE-bogus-refused" "exit $rc: $(grep KVMMMU_PROBE_MODE "$OUT")" \
-	eval '[ $rc != 0 ] && grep -q "KVMMMU_PROBE_MODE '"'"'kprobes'"'"': expected auto, fentry, kprobe or tracepoint" "$OUT"'
+	eval '[ $rc != 0 ] && grep -q "KVMMMU_PROBE_MODE '"'"'kprobes'"'"': expected auto, fsession, fentry, kprobe or tracepoint" "$OUT"'
 exit 0

@@ -9,7 +9,7 @@
 # GROUP/CHECK[: reason]"; files as FILE-BEGIN/F/FILE-END lines.
 # Groups (kvmmmu_checks selects them, comma-separated shell patterns), in
 # this order, each in the file sourced below with the helpers here:
-#   modprobe (always, here); check, ret-pf, hist-fentry, hist-kprobe,
+#   modprobe (always, here); check, ret-pf, hist-fsession, hist-fentry, hist-kprobe,
 #   hist-tracepoint, dirty-log, hist-all (guest-probes.sh); tdp-mmu,
 #   non-vmm, tdp-ab (guest-mmu.sh); qemu; exporter; selftests; shadow;
 #   patches (guest-NAME.sh)

@@ -1,7 +1,7 @@
 # shellcheck shell=dash disable=SC2016,SC2317
 # Sourced by guest-checks.sh, whose helpers it uses: the groups of kvmmmu-check
-# and of kvmmmu-hist in each probe mode (check, ret-pf, hist-fentry,
-# hist-kprobe, hist-tracepoint, dirty-log, hist-all).
+# and of kvmmmu-hist in each probe mode (check, ret-pf, hist-fsession,
+# hist-fentry, hist-kprobe, hist-tracepoint, dirty-log, hist-all).
 # ---- check: kvmmmu-check's report against the guest itself
 if want check || want ret-pf; then
 	kvmmmu-check ${kvmmmu_verbose:+-v} >$T/check-auto.out 2>&1
@@ -90,6 +90,30 @@ if want check; then
 				eval 'echo "$l" | grep -qE "^  fast_page_fault +unavailable +not attachable"'
 		fi
 	done
+	# fsession (7.0, FSESSION in kernel.conf): one program for a function's entry and
+	# exit, chosen before fentry (auto too); a function probed at one end keeps fentry
+	kvmmmu-check --probe-mode fsession >$T/check-fsession.out 2>&1
+	echo "rc=$?" >>$T/check-fsession.out
+	emit $T/check-fsession.out
+	l=$(line_of $T/check-auto.out kvm_mmu_page_fault)
+	if [ "$FSESSION" = yes ]; then
+		check check/fsession/exit-0 "$(tail -2 $T/check-fsession.out)" grep -qx rc=0 $T/check-fsession.out
+		quiet check/fsession/no-libbpf-log $T/check-fsession.out
+		for f in kvm_mmu_page_fault kvm_tdp_page_fault kvm_vcpu_gfn_to_memslot; do
+			l=$(line_of $T/check-fsession.out $f)
+			check "check/fsession/$f" "$l" eval 'echo "$l" | grep -qE "^  $f +fsession "'
+		done
+		l=$(line_of $T/check-fsession.out direct_page_fault)
+		check check/fsession/direct_page_fault-fentry "$l" \
+			eval 'echo "$l" | grep -qE "^  direct_page_fault +fentry "'
+		l=$(line_of $T/check-auto.out kvm_mmu_page_fault)
+		check check/auto-fsession-first "$l" eval 'echo "$l" | grep -qE "^  kvm_mmu_page_fault +fsession "'
+	else
+		check check/fsession/refused "$(grep -v '^  ' $T/check-fsession.out | head -3)" \
+			eval '! grep -qx rc=0 $T/check-fsession.out &&
+				grep -q "kvm_mmu_page_fault cannot be probed: fsession: not in this kernel (7.0 and later)" $T/check-fsession.out'
+		check check/auto-fentry "$l" eval 'echo "$l" | grep -qE "^  kvm_mmu_page_fault +fentry "'
+	fi
 fi
 
 # ---- ret-pf: RET_PF_* decoded from this kernel's BTF (expectations: kernel.conf)
@@ -108,9 +132,16 @@ if want ret-pf; then
 fi
 
 # ---- hist-MODE: outcomes per vCPU equal KVM's, in each probe mode
-for mode in fentry kprobe tracepoint; do
+for mode in fsession fentry kprobe tracepoint; do
 	g=hist-$mode
 	want $g || continue
+	if [ $mode = fsession ] && [ "$FSESSION" != yes ]; then
+		kvmmmu-hist --probe-mode fsession -d 1 >$T/$g.out 2>&1
+		echo "rc=$?" >>$T/$g.out
+		check $g/refused-before-7.0 "$(cat $T/$g.out)" eval 'grep -qx rc=1 $T/$g.out &&
+			grep -qx "kvmmmu-hist: --probe-mode fsession: kvm_mmu_page_fault cannot be probed: fsession: not in this kernel (7.0 and later)" $T/$g.out'
+		continue
+	fi
 	# the memslot figures too: off by default, and only function probes have them
 	traced $g $g --probe-mode $mode --label $mode --metric default,memslot,memslot_ns --
 	probes=$(probes $T/$g.out)
