@@ -124,6 +124,32 @@ static __always_inline bool fault_has_is_tdp(void)
 }
 
 /*
+ * fault->is_private: a fault on the private memory of a VM type that has it
+ * (SNP, TDX, KVM_X86_SW_PROTECTED_VM), which guest_memfd backs. It came with
+ * guest_memfd ("KVM: x86/mmu: Handle page fault for private memory", 6.8; its
+ * commit was not checked here): 6.12, 7.2 and 7.3 have it, 6.1 has neither.
+ */
+struct kvm_page_fault___private {
+	bool is_private;
+} __attribute__((preserve_access_index));
+
+static __always_inline bool fault_has_is_private(void)
+{
+	struct kvm_page_fault___private *fault = NULL;
+
+	return bpf_core_field_exists(fault->is_private);
+}
+
+/*
+ * KVM_MEMSLOT_GMEM_ONLY (include/linux/kvm_host.h): KVM's own flag on a
+ * memslot whose memory is guest_memfd's alone, the VMM mapping that file
+ * (GUEST_MEMFD_FLAG_MMAP): kvm_memslot_is_gmem_only(). 7.2 and 7.3 have it,
+ * 6.12 not (where bit 17 is unused, as in 6.1). A number, which CO-RE cannot
+ * relocate: checked in each kernel kvmmmu reads.
+ */
+#define KVMMMU_MEMSLOT_GMEM_ONLY (1U << 17)
+
+/*
  * A VM's memslots by id: the id_hash of struct kvm_memslots, through each
  * slot's id_node[node_idx]. Both came in 5.17: "KVM: Resolve memslot ID via a
  * hash table instead of via a static array" (26b8345abc75) and "KVM: Keep

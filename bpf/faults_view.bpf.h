@@ -96,6 +96,7 @@ struct fault_levels {
 	bool nx_disallowed;  /* fault->huge_page_disallowed: NX huge pages */
 	bool has_slot;	     /* a memslot backs the address (else MMIO: no level decided) */
 	bool slot_dirty;     /* the memslot is dirty-logged */
+	bool gmem;	     /* guest_memfd gives the page: a private fault, a gmem-only memslot */
 	gfn_t gfn;	     /* the guest frame the fault maps */
 	int slot_id;	     /* its memslot's id, -1: none */
 };
@@ -143,12 +144,18 @@ static __always_inline void read_levels_btf(struct kvm_page_fault *fault, struct
 	slot = fault->slot;
 	l->has_slot = slot != NULL;
 	l->slot_dirty = slot && (slot->flags & KVMMMU_MEM_LOG_DIRTY_PAGES);
+	l->gmem = (fault_has_is_private() &&
+		   ((struct kvm_page_fault___private *)fault)->is_private) ||
+		  (slot && (slot->flags & KVMMMU_MEMSLOT_GMEM_ONLY));
 	l->gfn = fault->gfn;
 	l->slot_id = slot ? slot->id : -1;
 }
 
 static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct fault_levels *l)
 {
+	struct kvm_page_fault___private *private = (void *)fault;
+	__u32 slot_flags;
+
 	__builtin_memset(l, 0, sizeof(*l));
 	if (!fault)
 		return;
@@ -157,7 +164,10 @@ static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct
 	l->goal = BPF_CORE_READ(fault, goal_level);
 	l->nx_disallowed = BPF_CORE_READ(fault, huge_page_disallowed);
 	l->has_slot = BPF_CORE_READ(fault, slot) != NULL;
-	l->slot_dirty = BPF_CORE_READ(fault, slot, flags) & KVMMMU_MEM_LOG_DIRTY_PAGES;
+	slot_flags = BPF_CORE_READ(fault, slot, flags); /* 0 without a slot */
+	l->slot_dirty = slot_flags & KVMMMU_MEM_LOG_DIRTY_PAGES;
+	l->gmem = (fault_has_is_private() && BPF_CORE_READ(private, is_private)) ||
+		  (slot_flags & KVMMMU_MEMSLOT_GMEM_ONLY);
 	l->gfn = BPF_CORE_READ(fault, gfn);
 	l->slot_id = l->has_slot ? BPF_CORE_READ(fault, slot, id) : -1;
 }
@@ -167,13 +177,33 @@ static __always_inline void read_levels_raw(struct kvm_page_fault *fault, struct
  * where the guest's mapping (max_level) allowed more, in the order
  * kvm_mmu_hugepage_adjust() decides: dirty logging, then the host's mapping
  * level (and the memslot's alignment), then NX huge pages.
+ *
+ * guest_memfd comes first: a fault that takes its page from guest_memfd (a
+ * private one, or any on a gmem-only memslot: kvm_mmu_faultin_pfn_gmem() in
+ * 7.x, kvm_faultin_pfn_private() in 6.12) has its max_level set from the
+ * order of guest_memfd's folio, before kvm_mmu_hugepage_adjust() runs; 6.12
+ * takes the lower of it and the level before, 7.x replaces the level before
+ * (under shadow paging, the guest's own: a page the guest maps at 4 KiB
+ * counts here too). guest_memfd's folios are 4 KiB in every kernel read
+ * (6.12 to 7.3), so max_level is 4 KiB and kvm_mmu_hugepage_adjust() returns
+ * at once, before dirty logging (which KVM refuses on such a memslot anyway)
+ * or NX. Where max_level is higher, req_level is guest_memfd's too
+ * (kvm_gmem_max_mapping_level(): its folio and the platform's cap, e.g. SNP's
+ * RMP; 6.12: the memslot's alignment alone), never the host's page tables.
  */
 static __always_inline void count_request_level(struct kvmmmu_thread_stats *s,
 						const struct fault_levels *l)
 {
 	count_level(s, KVMMMU_LEVEL_REQUESTED_4K, l->goal);
 	/* an MMIO SPTE (no memslot): kvm_mmu_hugepage_adjust() returned before any of them */
-	if (l->goal != PG_LEVEL_4K || l->max <= PG_LEVEL_4K || !l->has_slot)
+	if (l->goal != PG_LEVEL_4K || !l->has_slot)
+		return;
+	/* req_level stays 4 KiB (kvm_mmu_do_page_fault()) where max_level is */
+	if (l->gmem && l->req <= PG_LEVEL_4K) {
+		s->counters[KVMMMU_LEVEL_NOT_HUGE_GMEM]++;
+		return;
+	}
+	if (l->max <= PG_LEVEL_4K)
 		return;
 	if (l->slot_dirty)
 		s->counters[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG]++;

@@ -83,7 +83,11 @@
 	  "the memslot's alignment allows no more (kvm_mmu_max_mapping_level)")                    \
 	X(LEVEL_NOT_HUGE_NX, "level_not_huge_nx", NULL, 0,                                         \
 	  "4 KiB requests the guest's mapping allowed huge: an instruction fetch under NX huge "   \
-	  "pages (the iTLB multihit mitigation)")
+	  "pages (the iTLB multihit mitigation)")                                                  \
+	X(LEVEL_NOT_HUGE_GMEM, "level_not_huge_gmem", NULL, 0,                                     \
+	  "4 KiB requests whose page guest_memfd gives, which then decides the level (its "        \
+	  "folios are 4 KiB): private faults (6.12 on), faults on a memslot of guest_memfd alone " \
+	  "(7.2, 7.3: kvmmmu-load --gmem); 6.1 has no guest_memfd")
 
 /*
  * Latency histograms: X(ID, NAME, WORDS, HELP). ID makes KVMMMU_HIST_<ID>;

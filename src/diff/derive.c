@@ -122,7 +122,7 @@ static void derive_figures(struct run *r, const char *vm, int vcpu, const struct
 	static const int shares[][2] = {
 		{KVMMMU_ACCESS_READ, KVMMMU_ACCESS_PRESENT},
 		{KVMMMU_LEVEL_INSTALLED_4K, KVMMMU_LEVEL_INSTALLED_1G},
-		{KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG, KVMMMU_LEVEL_NOT_HUGE_NX}};
+		{KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG, KVMMMU_LEVEL_NOT_HUGE_GMEM}};
 
 	for (size_t i = 0; i < sizeof(shares) / sizeof(shares[0]) && counted; i++)
 		for (int k = shares[i][0]; k <= shares[i][1] && !sn->counter_absent[k]; k++) {

@@ -18,7 +18,8 @@ static const char usage[] =
 	"\n"
 	"USAGE: kvmmmu-load [--vcpus N] [--mem SIZE] [--shared] [--guest-mode MODE]\n"
 	"                   [--dirty-log ITERS] [--passes N] [--passes-after N]\n"
-	"                   [--duration SECS] [--thp] [--reclaim MS] [--uffd] [--mmio N]\n"
+	"                   [--duration SECS] [--thp] [--reclaim MS] [--uffd] [--gmem]\n"
+	"                   [--mmio N]\n"
 	"                   [--access write|read|exec]\n"
 	"                   [--thread-names STYLE] [--vms N] [--linger SECS]\n"
 	"                   [--name NAME] [--no-stats-fds] [--dirty-log-on-signal]\n"
@@ -64,6 +65,11 @@ static const char usage[] =
 	"                         userfaultfd (UFFDIO_COPY, by a host thread), as in a\n"
 	"                         post-copy migration: each such fault waits in KVM's\n"
 	"                         look-up of the host page\n"
+	"      --gmem             test memory is a guest_memfd that kvmmmu-load maps\n"
+	"                         (GUEST_MEMFD_FLAG_MMAP, INIT_SHARED; not Linux 6.12):\n"
+	"                         KVM takes each page and its mapping level from\n"
+	"                         guest_memfd (4 KiB folios: every SPTE is 4 KiB);\n"
+	"                         not with --thp, --uffd, --reclaim or --dirty-log\n"
 	"      --access KIND      how the guest touches each page: write (a store, the\n"
 	"                         default), read (a load) or exec (a jump into it, its\n"
 	"                         first bytes written by the host): faults of that\n"
@@ -116,6 +122,7 @@ enum {
 	OPT_THP,
 	OPT_RECLAIM,
 	OPT_UFFD,
+	OPT_GMEM,
 	OPT_NAME,
 	OPT_NO_STATS_FDS,
 	OPT_DIRTY_LOG_ON_SIGNAL,
@@ -140,6 +147,7 @@ static const struct option long_opts[] = {
 	{"thp", no_argument, NULL, OPT_THP},
 	{"reclaim", required_argument, NULL, OPT_RECLAIM},
 	{"uffd", no_argument, NULL, OPT_UFFD},
+	{"gmem", no_argument, NULL, OPT_GMEM},
 	{"mmio", required_argument, NULL, OPT_MMIO},
 	{"access", required_argument, NULL, OPT_ACCESS},
 	{"vms", required_argument, NULL, OPT_VMS},
@@ -264,6 +272,9 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 			break;
 		case OPT_UFFD:
 			o->uffd = true;
+			break;
+		case OPT_GMEM:
+			o->gmem = true;
 			break;
 		case OPT_THP:
 			o->thp = true;
@@ -390,6 +401,15 @@ int load_parse_args(int argc, char **argv, struct load_opts *o)
 	/* the host writes each page's code first: none would be missing */
 	if (o->uffd && (o->access == ACCESS_EXEC || o->thp)) {
 		elog("--uffd: not with --access exec or --thp (it supplies 4 KiB pages of zeroes)");
+		return -1;
+	}
+	/*
+	 * guest_memfd's folios are its own (no THP, no userfaultfd; MADV_DONTNEED
+	 * frees none of a file's pages), and KVM refuses dirty logging on its
+	 * memslots (check_memory_region_flags())
+	 */
+	if (o->gmem && (o->thp || o->uffd || o->reclaim_ms || o->dirty_iters)) {
+		elog("--gmem: not with --thp, --uffd, --reclaim or --dirty-log");
 		return -1;
 	}
 	if (o->mmio_reads && o->mode != GUEST_LONG) {

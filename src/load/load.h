@@ -75,6 +75,7 @@ struct load_opts {
 	bool dirty_log_on_signal; /* write passes until SIGUSR1, then dirty logging */
 	unsigned int reclaim_ms;  /* 0: no reclaim thread */
 	bool uffd;		  /* test memory supplied through userfaultfd */
+	bool gmem;		  /* test memory is a guest_memfd (mmap-able, shared) */
 	unsigned int mmio_reads;  /* MMIO reads after each pass (long mode), 0: none */
 	enum guest_access access; /* --access */
 	const char *name;	  /* --name: for tools that read it from our command line */
@@ -111,7 +112,9 @@ struct vm {
 	size_t test_map_len;
 	void *test_mem;
 	uint64_t test_size;
-	uint64_t test_gpa;	 /* TEST_GPA, or TEST_GPA_32 in 32-bit guest modes */
+	uint64_t test_gpa; /* TEST_GPA, or TEST_GPA_32 in 32-bit guest modes */
+	bool gmem;	   /* --gmem: test memory is the guest_memfd GMEM_FD, mapped */
+	int gmem_fd;
 	bool shared;		 /* every vCPU's region is the whole test memory */
 	bool no_stats_fds;	 /* --no-stats-fds */
 	unsigned int mmio_reads; /* --mmio */
@@ -146,6 +149,11 @@ void guest_build_memory(struct vm *vm);
 struct kvm_cpuid2 *guest_supported_cpuid(int kvm_fd);
 int guest_init_vcpu(struct vcpu *v, const struct kvm_cpuid2 *cpuid);
 void guest_dump_vcpu(FILE *f, const struct vcpu *v);
+
+/* gmem.c: --gmem's guest_memfd (refused in one line where KVM cannot map one) */
+int gmem_alloc(struct vm *vm);
+int gmem_set_slot(struct vm *vm);
+void gmem_free(struct vm *vm);
 
 /* dirty_log.c */
 int dirty_log_setup(struct vm *vm);

@@ -284,6 +284,13 @@ static int open_csv(struct csv_writer *w, const struct load_opts *o, int argc, c
 	return 0;
 }
 
+static const char *host_pages(const struct load_opts *o)
+{
+	if (o->gmem)
+		return "guest_memfd (mmap-able, shared)";
+	return o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)";
+}
+
 static void print_setup(const struct vm *vm, const struct load_opts *o)
 {
 	char per[32], total[32];
@@ -294,8 +301,7 @@ static void print_setup(const struct vm *vm, const struct load_opts *o)
 			"[0x%llx, 0x%llx), host pages: %s\n",
 			report_size(total, sizeof(total), vm->test_size), o->vcpus,
 			o->vcpus == 1 ? "" : "s", (unsigned long long)vm->test_gpa,
-			(unsigned long long)(vm->test_gpa + vm->test_size),
-			o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)");
+			(unsigned long long)(vm->test_gpa + vm->test_size), host_pages(o));
 	else
 		fprintf(load_out,
 			"Test memory: %u vCPU%s x %s = %s at GPA [0x%llx, 0x%llx), "
@@ -303,8 +309,7 @@ static void print_setup(const struct vm *vm, const struct load_opts *o)
 			o->vcpus, o->vcpus == 1 ? "" : "s", report_size(per, sizeof(per), o->mem),
 			report_size(total, sizeof(total), vm->test_size),
 			(unsigned long long)vm->test_gpa,
-			(unsigned long long)(vm->test_gpa + vm->test_size),
-			o->thp ? "THP (MADV_HUGEPAGE)" : "4 KiB (MADV_NOHUGEPAGE)");
+			(unsigned long long)(vm->test_gpa + vm->test_size), host_pages(o));
 	if (o->dirty_iters)
 		fprintf(load_out, "Dirty log: %s\n",
 			vm->manual_protect ? "manual protection (KVM_CLEAR_DIRTY_LOG)"

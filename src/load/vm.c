@@ -144,6 +144,8 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 	vm->mode = o->mode;
 	vm->mmio_reads = o->mmio_reads;
 	vm->access = o->access;
+	vm->gmem = o->gmem;
+	vm->gmem_fd = -1;
 	vm->test_gpa = guest_mode_is_long(o->mode) ? TEST_GPA : TEST_GPA_32;
 	vm->test_size = o->shared ? o->mem : o->mem * o->vcpus;
 
@@ -173,13 +175,14 @@ int vm_create(struct vm *vm, int kvm_fd, const struct load_opts *o)
 		return -1;
 	}
 	guest_build_memory(vm);
-	if (alloc_test_memory(vm, o->thp))
+	if (o->gmem ? gmem_alloc(vm) : alloc_test_memory(vm, o->thp))
 		return -1;
 	/* --access exec: each page begins with "jmp *%r12", back to the guest's loop */
 	for (uint64_t off = 0; o->access == ACCESS_EXEC && off < vm->test_size;
 	     off += LOAD_PAGE_SIZE)
 		memcpy((char *)vm->test_mem + off, "\x41\xff\xe4", 3);
-	if (set_slot(vm, SYS_SLOT, 0, 0, vm->sys_size, vm->sys_mem) || vm_set_test_flags(vm, 0))
+	if (set_slot(vm, SYS_SLOT, 0, 0, vm->sys_size, vm->sys_mem) ||
+	    (o->gmem ? gmem_set_slot(vm) : vm_set_test_flags(vm, 0)))
 		return -1;
 	vlog("memslot %d: GPA 0x0-0x%llx, page tables, GDT and code", SYS_SLOT,
 	     (unsigned long long)vm->sys_size);
@@ -225,6 +228,8 @@ void vm_destroy(struct vm *vm)
 		close(vm->fd);
 	if (vm->test_map)
 		munmap(vm->test_map, vm->test_map_len);
+	if (vm->gmem)
+		gmem_free(vm);
 	if (vm->sys_mem)
 		munmap(vm->sys_mem, vm->sys_size);
 	free(vm->dirty_bitmap);

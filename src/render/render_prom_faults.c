@@ -23,7 +23,8 @@ void render_prom_fault_kinds(struct prom_writer *w, const struct snapshot *s, co
 		     {KVMMMU_ACCESS_UNKNOWN, "unknown"}},
 	  not_huge[] = {{KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG, "dirty_log"},
 			{KVMMMU_LEVEL_NOT_HUGE_HOST, "host"},
-			{KVMMMU_LEVEL_NOT_HUGE_NX, "nx"}};
+			{KVMMMU_LEVEL_NOT_HUGE_NX, "nx"},
+			{KVMMMU_LEVEL_NOT_HUGE_GMEM, "gmem"}};
 
 	if (s->counter_absent[KVMMMU_ACCESS_READ] || s->counter_absent[KVMMMU_LEVEL_REQUESTED_4K])
 		return;
@@ -68,10 +69,14 @@ void render_prom_fault_kinds(struct prom_writer *w, const struct snapshot *s, co
 		w, "kvmmmu_page_faults_not_huge_total", PROM_COUNTER,
 		"KVM MMU page faults mapped 4 KiB where the guest's mapping allowed a huge page, "
 		"by why: dirty_log, host (the host's mapping or the memslot's alignment), nx "
-		"(NX huge pages)");
+		"(NX huge pages), gmem (guest_memfd gives the page, and its level)");
 	for (size_t i = 0; i < s->m.n_vms; i++)
 		for (size_t r = 0; r < sizeof(not_huge) / sizeof(not_huge[0]); r++) {
 			struct prom_label l[] = {{"vm", vm[i]}, {"reason", not_huge[r].label}};
+
+			/* a run from before the reason: no sample, not a 0 */
+			if (s->counter_absent[not_huge[r].counter])
+				continue;
 
 			prom_u64(w, l, 2, s->m.vms[i].total.counters[not_huge[r].counter]);
 		}

@@ -108,14 +108,17 @@ static void render_levels(FILE *f, const struct figures *fg, const struct snapsh
 		(unsigned long long)c[KVMMMU_LEVEL_INSTALLED_4K],
 		(unsigned long long)c[KVMMMU_LEVEL_INSTALLED_2M],
 		(unsigned long long)c[KVMMMU_LEVEL_INSTALLED_1G]);
-	if (c[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG] || c[KVMMMU_LEVEL_NOT_HUGE_HOST] ||
-	    c[KVMMMU_LEVEL_NOT_HUGE_NX])
-		fprintf(f,
-			"    4k, not huge: dirty logging %llu, host mapping %llu, NX huge pages "
-			"%llu\n",
-			(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG],
-			(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_HOST],
-			(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_NX]);
+	if (!c[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG] && !c[KVMMMU_LEVEL_NOT_HUGE_HOST] &&
+	    !c[KVMMMU_LEVEL_NOT_HUGE_NX] && !c[KVMMMU_LEVEL_NOT_HUGE_GMEM])
+		return;
+	fprintf(f, "    4k, not huge: dirty logging %llu, host mapping %llu, NX huge pages %llu",
+		(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG],
+		(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_HOST],
+		(unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_NX]);
+	/* a run from before guest_memfd's reason: left out, not a 0 */
+	if (!snap->counter_absent[KVMMMU_LEVEL_NOT_HUGE_GMEM])
+		fprintf(f, ", guest_memfd %llu", (unsigned long long)c[KVMMMU_LEVEL_NOT_HUGE_GMEM]);
+	fputc('\n', f);
 }
 
 static void render_memslot(FILE *f, const struct figures *fg)

@@ -347,13 +347,14 @@ static void draw_vcpu(struct top *t, int y)
 	if (y < LINES - 1)
 		put(y++, 2,
 		    "levels: 4k %llu  2m %llu  1g %llu installed;  4k not huge: dirty log %llu  "
-		    "host %llu  nx %llu",
+		    "host %llu  nx %llu  gmem %llu",
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_INSTALLED_4K],
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_INSTALLED_2M],
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_INSTALLED_1G],
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG],
 		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_HOST],
-		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_NX]);
+		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_NX],
+		    (unsigned long long)f.counters[KVMMMU_LEVEL_NOT_HUGE_GMEM]);
 	if (t->show_slow) {
 		buf = top_slow_text(t);
 		if (!buf)

@@ -397,6 +397,7 @@ bool faults_source_counted(const struct faults_source *fs, int counter)
 	case KVMMMU_LEVEL_NOT_HUGE_DIRTY_LOG:
 	case KVMMMU_LEVEL_NOT_HUGE_HOST:
 	case KVMMMU_LEVEL_NOT_HUGE_NX:
+	case KVMMMU_LEVEL_NOT_HUGE_GMEM: /* a kernel without fault->is_private has no guest_memfd */
 		return attached(fs, "kvm_mmu_spte_requested");
 	}
 	for (size_t i = 0; i < FAULTS_N_TP; i++)

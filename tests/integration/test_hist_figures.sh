@@ -112,10 +112,11 @@ for thp in thp 4k dirty; do
 	fi
 done
 # the report's lines, the reasons' only where there are some (the guest's
-# page-table and code pages are 4 KiB host pages under either MMU)
+# page-table and code pages are 4 KiB host pages under either MMU; no
+# guest_memfd here)
 check hist/levels-line "$(grep -m2 -A1 'levels:' "$TMP/lv-4k.out")" \
 	eval 'grep -q "^    levels: requested 4k [1-9][0-9]* 2m [0-9]* 1g [0-9]*; installed 4k [1-9][0-9]* 2m [0-9]* 1g [0-9]*$" "$TMP/lv-4k.out" &&
-		grep -q "^    4k, not huge: dirty logging [0-9]*, host mapping [1-9][0-9]*, NX huge pages [0-9]*$" "$TMP/lv-4k.out"'
+		grep -q "^    4k, not huge: dirty logging [0-9]*, host mapping [1-9][0-9]*, NX huge pages [0-9]*, guest_memfd 0$" "$TMP/lv-4k.out"'
 
 # --- phases (--metric phases): where a fault's time goes. Each timed fault's
 # phases are parts of its time ($LAT): walk, pfn, mmu_lock and map as

@@ -198,6 +198,10 @@ bad passes-after-without-dirty-log 2 --passes-after 1
 bad passes-after-zero 2 --dirty-log 1 --passes-after 0
 bad dirty-log-on-signal-without-dirty-log 2 --dirty-log-on-signal
 bad mmio-zero 2 --mmio 0
+bad gmem-with-thp 2 --gmem --thp
+bad gmem-with-uffd 2 --gmem --uffd
+bad gmem-with-reclaim 2 --gmem --reclaim 10
+bad gmem-with-dirty-log 2 --gmem --dirty-log 1
 # -V and --usage, as the argp commands have them
 v=$("$LOAD" -V 2>&1)
 check load/short-version "$v" eval 'echo "$v" | grep -q "^kvmmmu-load [0-9]"'
@@ -233,6 +237,18 @@ for mode in 32bit pae; do
 				grep -q "^kvmmmu-load: --guest-mode $mode: this host'"'"'s KVM cannot run such a guest: it drops " "$TMP/g.err"'
 	fi
 done
+# --gmem: runs where KVM maps a guest_memfd (every page a fault of its own), else one line
+"$LOAD" --gmem --mem 4M >"$TMP/gm.out" 2>"$TMP/gm.err"
+rc=$?
+if [ $rc = 0 ]; then
+	check load/gmem-runs "$(grep -m1 'Populate memory faults' "$TMP/gm.out")" \
+		eval 'grep -q "host pages: guest_memfd" "$TMP/gm.out" &&
+			grep -q "^Populate memory faults: 102[4-9] pf_taken" "$TMP/gm.out"'
+else
+	check load/gmem-host-cannot "exit $rc: $(head -c 300 "$TMP/gm.err")" \
+		eval '[ $rc = 1 ] && [ "$(wc -l <"$TMP/gm.err")" = 1 ] &&
+			grep -q "^kvmmmu-load: --gmem: this KVM has no guest_memfd the VMM can map " "$TMP/gm.err"'
+fi
 # no /dev/kvm, in a private mount namespace where it is hidden
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "mount -t tmpfs none /dev && exec '$LOAD'" >"$TMP/bad.out" 2>"$TMP/bad.err"

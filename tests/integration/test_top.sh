@@ -217,7 +217,7 @@ tm send-keys -t kvmmmu-top Enter
 check top/screen-vcpu-histogram "$(screen | head -14)" wait_screen "$LAT: [0-9]* samples"
 check top/screen-vcpu-outcomes "$(screen | head -8)" wait_screen '^  ret_pf_fixed '
 check top/screen-vcpu-access "$(screen | head -10)" wait_screen '^  access: read [0-9]*  write [0-9]*  fetch [0-9]*;  not present [0-9]*  protection [0-9]*'
-check top/screen-vcpu-levels "$(screen | head -11)" wait_screen '^  levels: 4k [0-9]*  2m [0-9]*  1g [0-9]* installed;  4k not huge: dirty log [0-9]*  host [0-9]*  nx [0-9]*'
+check top/screen-vcpu-levels "$(screen | head -11)" wait_screen '^  levels: 4k [0-9]*  2m [0-9]*  1g [0-9]* installed;  4k not huge: dirty log [0-9]*  host [0-9]*  nx [0-9]*  gmem [0-9]*'
 # l: the vCPU's slow faults, none recorded without --slower (and says how); l again: back
 tm send-keys -t kvmmmu-top l
 check top/screen-slow-needs-slower "$(screen | sed -n 10,14p)" \

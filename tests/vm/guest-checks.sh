@@ -11,7 +11,7 @@
 # this order, each in the file sourced below with the helpers here:
 #   modprobe (always, here); check, ret-pf, hist-fsession, hist-fentry, hist-kprobe,
 #   hist-tracepoint, dirty-log, hist-all (guest-probes.sh); tdp-mmu,
-#   non-vmm, tdp-ab (guest-mmu.sh); qemu; exporter; selftests; shadow;
+#   non-vmm, tdp-ab, gmem (guest-mmu.sh); qemu; exporter; selftests; shadow;
 #   patches (guest-NAME.sh)
 set -f # kvmmmu_checks holds patterns, not file names
 M=@@KVMMMU@@
@@ -330,7 +330,7 @@ reload_kvm() {
 # ---- check, ret-pf, hist-MODE, hist-kprobe, dirty-log, hist-all (tests/vm/guest-probes.sh)
 . /kvmmmu/guest-probes.sh
 
-# ---- tdp-mmu, non-vmm, tdp-ab (tests/vm/guest-mmu.sh)
+# ---- tdp-mmu, non-vmm, tdp-ab, gmem (tests/vm/guest-mmu.sh)
 . /kvmmmu/guest-mmu.sh
 
 # ---- qemu: a real QEMU guest, traced as the README shows (tests/vm/guest-qemu.sh)

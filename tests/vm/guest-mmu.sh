@@ -1,6 +1,7 @@
 # shellcheck shell=dash disable=SC2016,SC2317
 # Sourced by guest-checks.sh, whose helpers it uses: the groups that compare MMUs
-# and VMMs (tdp-mmu, non-vmm, tdp-ab), reloading KVM with tdp_mmu=Y and N.
+# and VMMs (tdp-mmu, non-vmm, tdp-ab), reloading KVM with tdp_mmu=Y and N, and
+# guest_memfd's memory (gmem).
 # ---- tdp-mmu: the same workload with the TDP MMU and with the legacy MMU
 if want tdp-mmu; then
 	g=tdp-mmu
@@ -214,4 +215,41 @@ if want tdp-ab; then
 	check $g/aa-flags-at-most-alpha "$flagged metrics (of $tested rows) flagged by 1% or more: $(big_flags $T/aa-diff.txt | head -5 | tr -s ' ')" \
 		eval '[ -n "$tested" ] && [ "$flagged" -le $((tested / 20 + 2)) ]'
 	info "$g: N vs N flagged $(grep -c ' (p=0\.0[0-4][0-9]* n=4+4)' $T/aa-diff.txt) of $tested rows, $flagged metrics by 1% or more"
+fi
+
+# ---- gmem: kvmmmu-load --gmem, its test memory a guest_memfd it maps. Where
+# the kernel has that (GMEM_MMAP=yes: 7.2, 7.3), KVM takes each page and its
+# level from guest_memfd (4 KiB folios): every fault on it requests 4 KiB and
+# is level_not_huge_gmem, in tracepoint mode and with fentry; the rest are
+# the system memslot's few (code, page tables), not huge for the host's
+# 4 KiB pages. Else (6.1, 6.12) --gmem is refused in one line, exit 1.
+if want gmem; then
+	g=gmem
+	if [ "$GMEM_MMAP" = yes ]; then
+		for mode in tracepoint fentry; do
+			n=gmem-$mode
+			traced $g/$mode $n --probe-mode $mode -- --gmem
+			agree $g/$mode $T/$n.csv $T/$n-load.csv
+			pages=$(val $T/$n-load.csv load pages_per_vcpu "")
+			for v in 0 1; do
+				q=$(val $T/$n.csv bpf level_requested_4k $v)
+				m=$(val $T/$n.csv bpf level_not_huge_gmem $v)
+				h=$(val $T/$n.csv bpf level_not_huge_host $v)
+				d=$(val $T/$n.csv bpf level_not_huge_dirty_log $v)
+				x=$(val $T/$n.csv bpf level_not_huge_nx $v)
+				check $g/$mode/vcpu$v-every-test-page-gmem "level_not_huge_gmem=$m for $pages pages" \
+					eq "$m" "$pages"
+				check $g/$mode/vcpu$v-rest-host "level_requested_4k=$q, gmem=$m, host=$h" \
+					eval 'gt0 "$q" && [ $((q - m)) = "$h" ]'
+				check $g/$mode/vcpu$v-no-other-reason "dirty_log=$d, nx=$x" \
+					eval 'is0 "$d" && is0 "$x"'
+			done
+		done
+	else
+		kvmmmu-load --gmem --mem 4M >$T/gmem.out 2>$T/gmem.err
+		rc=$?
+		check $g/refused-in-one-line "exit $rc: $(head -c 300 $T/gmem.err)" \
+			eval '[ $rc = 1 ] && [ "$(wc -l <$T/gmem.err)" = 1 ] &&
+				grep -q "^kvmmmu-load: --gmem: this KVM has no guest_memfd the VMM can map " $T/gmem.err'
+	fi
 fi
