@@ -4,7 +4,7 @@
 # The kernel patches kvmmmu carries (kernel-patches/TARGET/series), against
 # Debian's own source of each target kernel.
 #
-# Usage: scripts/kernel-patches.sh check|build [TARGET...]   (default: every target)
+# Usage: scripts/kernel-patches.sh check|build|compile-check [TARGET...]   (default: every target)
 #   check   `patch --dry-run` of TARGET's series, in order, against Debian's
 #           linux-source package of that kernel (downloaded once and cached,
 #           with the KVM part of its tree, under ~/.cache/kvmmmu/)
@@ -12,7 +12,15 @@
 #           against Debian's linux-headers package of that kernel (unpacked
 #           into the cache, not installed); cached by the series' content, so
 #           only a changed series is built again. Prints the modules' folder.
-#           Exit 3: the kernel's compiler is not in this Debian (7.3: gcc 14).
+#           Exit 3: the kernel's compiler is not in this Debian (7.3: gcc 14);
+#           the series is then compiled as a check (compile-check) first, and
+#           a failure of that is exit 1.
+#   compile-check   the patched kvm.o, kvm-intel.o and kvm-amd.o compiled with
+#           this machine's gcc against those headers, as a check where the
+#           modules cannot be built: objects only, linked into no module and
+#           kept nowhere; every symbol they use must be the kernel's or
+#           exported by kvm.o. Cached by the series' content; prints the
+#           folder of its report (the compiler, the objects' symbols).
 #   built TARGET   that folder, if the current series is built (else exit 1)
 #
 # A target is a folder of kernel-patches/ with a `series` file (the patches
@@ -172,55 +180,159 @@ headers() {
 	echo "$root/usr/src/linux-headers-$KERNEL_RELEASE"
 }
 
-# modules_dir TARGET: where TARGET's modules of its current series are (built or not)
-modules_dir() {
-	local t=$1 key p SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE
+# series_dir KIND TARGET [SALT]: where KIND (modules, compile-check) of
+# TARGET's current series is kept (made or not)
+series_dir() {
+	local kind=$1 t=$2 salt=${3:-} key p SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE
 	# shellcheck disable=SC1090
 	. "$PATCHES/$t/target.conf"
 	key=$({
-		echo "$SOURCE_VERSION $HEADERS_VERSION kbuild-2"
+		echo "$SOURCE_VERSION $HEADERS_VERSION kbuild-2$salt"
 		cat "$PATCHES/$t/series"
 		for p in $(series "$t"); do cat "$p"; done
 	} | sha256sum | cut -c1-16)
-	echo "$CACHE/modules/$t-$KERNEL_RELEASE-$key"
+	echo "$CACHE/$kind/$t-$KERNEL_RELEASE-$key"
+}
+
+# modules_dir TARGET: where TARGET's modules of its current series are (built or not)
+modules_dir() { series_dir modules "$1"; }
+
+# compiled_dir TARGET: where the report of TARGET's compile check is (made or not),
+# for this machine's gcc
+compiled_dir() { series_dir compile-check "$1" " compile-check-1 $(gcc -dumpfullversion 2>/dev/null)"; }
+
+# tree_and_headers TARGET: SRC and HDR, TARGET's cached tree and headers,
+# which must be of one kernel
+tree_and_headers() {
+	local t=$1 sv hv SOURCE_VERSION HEADERS_VERSION
+	SRC=$(tree "$t") || exit 1
+	HDR=$(headers "$t") || exit 1
+	# shellcheck disable=SC1090
+	. "$PATCHES/$t/target.conf"
+	sv=$(kernel_version "$SRC/Makefile")
+	hv=$(kernel_version "$(sed -n 's|^include \(.*\)|\1|p' "$HDR/Makefile")")
+	[ "$sv" = "$hv" ] && [ "$SOURCE_VERSION" = "$HEADERS_VERSION" ] ||
+		die "$t: the headers ($hv, Debian $HEADERS_VERSION) and the source ($sv, Debian $SOURCE_VERSION) disagree"
+}
+
+# patched_tree TARGET SRC WORK: TARGET's series applied to a copy of SRC's
+# arch and virt in WORK, whose KVM Makefile then builds out of tree
+patched_tree() {
+	local t=$1 src=$2 work=$3 p
+	cp -a "$src/arch" "$src/virt" "$work/" || return 1
+	for p in $(series "$t"); do
+		patch -d "$work" -p1 -s -f <"$p" >/dev/null || { echo "kernel-patches: $t: ${p##*/} does not apply" >&2; return 1; }
+	done
+	# Out of tree, "srctree" is the headers': KVM's own folder and virt/kvm are
+	# found from the module's, and the trace headers' ../../arch/x86/kvm from
+	# an include/trace beside it. 7.x's check that KVM exports only with
+	# EXPORT_SYMBOL_FOR_KVM_INTERNAL greps these folders too.
+	mkdir -p "$work/include/trace"
+	sed -i 's|-I $(srctree)/arch/x86/kvm|-I $(src) -I $(src)/../../../include/trace|;
+		s|include $(srctree)/virt/kvm/Makefile.kvm|include $(src)/../../../virt/kvm/Makefile.kvm|;
+		s|$(srctree)/virt/kvm $(srctree)/arch/x86/kvm|$(src)/../../../virt/kvm $(src)|' \
+		"$work/arch/x86/kvm/Makefile"
+}
+
+# kernel_cc HDR: the compiler the kernel of headers HDR was built with, if it
+# is not installed here (else nothing)
+kernel_cc() {
+	local cc
+	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT=\([^ ]*\) .*/\1/p' "$1/include/config/auto.conf" 2>/dev/null)
+	[ -z "$cc" ] || command -v "$cc" >/dev/null || sed -n 's/^CONFIG_CC_VERSION_TEXT=//p' "$1/include/config/auto.conf"
+}
+
+# compile_check TARGET: the patched kvm.o, kvm-intel.o and kvm-amd.o, compiled
+# with this machine's gcc against TARGET's headers (prints the report's folder)
+compile_check() {
+	local t=$1 src hdr out work obj m missing ccver KERNEL_RELEASE
+	local flags=(CC=gcc objtool=true CONFIG_KVM=m CONFIG_KVM_AMD=m CONFIG_KVM_INTEL=m)
+	command -v gcc >/dev/null || die "$t: gcc is not installed"
+	command -v nm >/dev/null || die "$t: nm is not installed (binutils)"
+	tree_and_headers "$t"
+	src=$SRC hdr=$HDR
+	# shellcheck disable=SC1090
+	. "$PATCHES/$t/target.conf"
+	out=$(compiled_dir "$t")
+	if [ -f "$out/.complete" ]; then
+		echo "$out"
+		return 0
+	fi
+	work=$TMP/compile-check-$t
+	if ! mkdir -p "$work" || ! patched_tree "$t" "$src" "$work"; then
+		die "$t: cannot prepare the patched tree"
+	fi
+	# gcc 12 has no -fmin-function-alignment (gcc 14): the kernel's Makefile
+	# then aligns with -falign-functions, as for any compiler without it
+	gcc -Werror -fmin-function-alignment=16 -c -x c /dev/null -o "$work/probe.o" 2>/dev/null ||
+		flags+=(CONFIG_CC_HAS_MIN_FUNCTION_ALIGNMENT=)
+	ccver=$(gcc --version | head -1)
+	echo "kernel-patches: $t: compiling kvm.o, kvm-intel.o, kvm-amd.o with $ccver against the $KERNEL_RELEASE headers, as a check (no modules)" >&2
+	# objtool is not run: it checks and annotates the objects, and the kbuild
+	# package's (7.3's) needs glibc 2.38; modpost (likewise) is replaced by
+	# the symbol check below
+	if ! make -s -C "$hdr" M="$work/arch/x86/kvm" "${flags[@]}" -j"$(nproc)" \
+		kvm.o kvm-intel.o kvm-amd.o >"$work/build.log" 2>&1; then
+		grep -m5 -i 'error' "$work/build.log" >&2 || tail -5 "$work/build.log" >&2
+		die "$t: the compile check failed"
+	fi
+	# what modpost would refuse: a symbol neither the kernel nor kvm.o exports
+	# (__this_module is modpost's own)
+	obj=$work/arch/x86/kvm
+	{
+		cut -f2 "$hdr/Module.symvers"
+		nm "$obj/kvm.o" | sed -n 's/.* __export_symbol_//p'
+		echo __this_module
+	} | sort -u >"$work/exported"
+	for m in kvm kvm-intel kvm-amd; do
+		missing=$(nm -u "$obj/$m.o" | awk '{ print $2 }' | sort -u | comm -23 - "$work/exported" | tr '\n' ' ')
+		[ -z "$missing" ] || die "$t: $m.o uses symbols that neither the kernel nor kvm.o exports: ${missing% }"
+	done
+	mkdir -p "$out.x" || die "$t: cannot write $out.x"
+	{
+		echo "compiler: $ccver"
+		echo "headers: $KERNEL_RELEASE (Debian $HEADERS_VERSION), whose kernel was built with $(sed -n 's/^CONFIG_CC_VERSION_TEXT=//p' "$hdr/include/config/auto.conf")"
+		echo "objects: kvm.o kvm-intel.o kvm-amd.o (compiled without objtool; linked into no module, not kept)"
+	} >"$out.x/report"
+	for m in kvm kvm-intel kvm-amd; do
+		nm -g --defined-only "$obj/$m.o" | awk -v m="$m.o" '{ print m, $2, $3 }'
+	done >"$out.x/symbols"
+	if ! rm -rf "$out" || ! mv "$out.x" "$out" || ! touch "$out/.complete"; then
+		die "$t: cannot write $out"
+	fi
+	rm -rf "$work"
+	# the checks of this target's earlier series go
+	for p in "$CACHE/compile-check/$t-$KERNEL_RELEASE"-*; do
+		[ "$p" = "$out" ] || rm -rf "$p"
+	done
+	echo "$out"
 }
 
 # build TARGET: the patched KVM modules (prints their folder)
 build() {
-	local t=$1 src hdr out work p sv hv cc SOURCE_VERSION HEADERS_VERSION KERNEL_RELEASE resolve
+	local t=$1 src hdr out work p cc KERNEL_RELEASE resolve
 	command -v pahole >/dev/null || die "$t: pahole is not installed (module BTF; sudo make deps)"
 	command -v readelf >/dev/null || die "$t: readelf is not installed (binutils)"
-	src=$(tree "$t") || return 1
-	hdr=$(headers "$t") || return 1
+	tree_and_headers "$t"
+	src=$SRC hdr=$HDR
 	# shellcheck disable=SC1090
 	. "$PATCHES/$t/target.conf"
-	sv=$(kernel_version "$src/Makefile")
-	hv=$(kernel_version "$(sed -n 's|^include \(.*\)|\1|p' "$hdr/Makefile")")
-	[ "$sv" = "$hv" ] && [ "$SOURCE_VERSION" = "$HEADERS_VERSION" ] ||
-		die "$t: the headers ($hv, Debian $HEADERS_VERSION) and the source ($sv, Debian $SOURCE_VERSION) disagree"
 	# Modules are built with the kernel's own compiler, whose features its
 	# configuration records (7.3's: gcc 14's -fmin-function-alignment,
-	# -finline-stringops); Debian 12 has gcc 12
-	cc=$(sed -n 's/^CONFIG_CC_VERSION_TEXT=\([^ ]*\) .*/\1/p' "$hdr/include/config/auto.conf" 2>/dev/null)
-	[ -z "$cc" ] || command -v "$cc" >/dev/null ||
-		cannot "$t: $KERNEL_RELEASE was built with $(sed -n 's/^CONFIG_CC_VERSION_TEXT=//p' "$hdr/include/config/auto.conf"); $cc is not installed (not in Debian 12), so its modules cannot be built here"
+	# -finline-stringops); Debian 12 has gcc 12. The series is still compiled
+	# with gcc 12, as a check.
+	cc=$(kernel_cc "$hdr")
+	if [ -n "$cc" ]; then
+		compile_check "$t" >/dev/null || exit 1
+		cannot "$t: kvm.o, kvm-intel.o, kvm-amd.o compiled with $(gcc --version | head -1) as a check (compile-check $t); no loadable modules: $KERNEL_RELEASE was built with $cc, which is not installed (not in Debian 12)"
+	fi
 	out=$(modules_dir "$t")
 	if [ -f "$out/.complete" ]; then
 		echo "$out"
 		return 0
 	fi
 	work=$(mktemp -d) || return 1
-	cp -a "$src/arch" "$src/virt" "$work/"
-	for p in $(series "$t"); do
-		patch -d "$work" -p1 -s -f <"$p" >/dev/null || { rm -rf "$work"; die "$t: ${p##*/} does not apply"; }
-	done
-	# Out of tree, "srctree" is the headers': KVM's own folder and virt/kvm are
-	# found from the module's, and the trace headers' ../../arch/x86/kvm from
-	# an include/trace beside it.
-	mkdir -p "$work/include/trace"
-	sed -i 's|-I $(srctree)/arch/x86/kvm|-I $(src) -I $(src)/../../../include/trace|;
-		s|include $(srctree)/virt/kvm/Makefile.kvm|include $(src)/../../../virt/kvm/Makefile.kvm|' \
-		"$work/arch/x86/kvm/Makefile"
+	patched_tree "$t" "$src" "$work" || { rm -rf "$work"; die "$t: cannot prepare the patched tree"; }
 	# 6.1's kbuild package has no resolve_btfids: KVM's modules need none (no
 	# .BTF_ids section, checked below), so it is not run there
 	resolve=()
@@ -272,6 +384,14 @@ built)
 	[ -f "$out/.complete" ] || exit 1
 	echo "$out"
 	;;
+compile-check)
+	# shellcheck disable=SC2046 # target names have no spaces
+	[ $# -gt 0 ] || set -- $(targets)
+	for t in "$@"; do
+		[ -f "$PATCHES/$t/series" ] || die "no target '$t' (targets: $(targets | tr '\n' ' '))"
+		(compile_check "$t") || exit 1
+	done
+	;;
 build)
 	# shellcheck disable=SC2046 # target names have no spaces
 	[ $# -gt 0 ] || set -- $(targets)
@@ -284,7 +404,7 @@ build)
 	exit $rc
 	;;
 *)
-	echo "usage: scripts/kernel-patches.sh check|build [TARGET...]   (targets: $(targets | tr '\n' ' '))" >&2
+	echo "usage: scripts/kernel-patches.sh check|build|compile-check [TARGET...]   (targets: $(targets | tr '\n' ' '))" >&2
 	exit 2
 	;;
 esac
