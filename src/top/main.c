@@ -238,6 +238,19 @@ bool top_quit_signalled(void)
 }
 
 /*
+ * What the figures miss, in the screen's words, once there is any: a count
+ * that falls short of KVM's says why in the frame that shows it.
+ */
+static void print_losses(const struct kvmmmu_health *h)
+{
+	if (!h->drops && !h->kprobe_missed && !h->prog_missed && !h->timeline_lost)
+		return;
+	printf("lost: %llu drops, %llu kprobe misses, %llu skipped runs, %llu timeline events\n",
+	       (unsigned long long)h->drops, (unsigned long long)h->kprobe_missed,
+	       (unsigned long long)h->prog_missed, (unsigned long long)h->timeline_lost);
+}
+
+/*
  * One plain frame: a timestamped header, the table, each VM's vCPUs under
  * it with --per-vcpu. 0, or -errno: stdout could not take it (a full disk).
  */
@@ -254,6 +267,7 @@ static int print_frame(struct top *t)
 	       t->table.n == 1 ? "" : "s", t->since_start ? "counts since start" : "per second",
 	       t->table.latency ? "latency: " : "no latency figures (see kvmmmu-check)",
 	       t->table.latency ? t->table.latency : "");
+	print_losses(&t->prev.m.health);
 	if (!t->env.per_vcpu) {
 		top_print_table(stdout, &t->table);
 	} else {
