@@ -25,8 +25,11 @@ if want exporter; then
 	S=$T/exporter-scrape.txt
 	# sum FAMILY: the sum of FAMILY's samples of the VM exp-vm in the scrape
 	sum() { awk -v f="$1" 'index($0, f "{vm=\"exp-vm\"") == 1 { s += $NF } END { print s + 0 }' $S; }
-	check $g/probe-mode-fentry "$(grep '^kvmmmu_exporter_build_info' $S)" \
-		grep -q 'probe_mode="fentry"' $S
+	# auto: fsession where the kernel has it (7.x), else fentry
+	mode=fentry
+	[ "$FSESSION" = yes ] && mode=fsession
+	check $g/probe-mode-$mode "$(grep '^kvmmmu_exporter_build_info' $S)" \
+		grep -q "probe_mode=\"$mode\"" $S
 	k=$(($(val $T/exporter-load.csv kvm_stats pf_taken 0) + $(val $T/exporter-load.csv kvm_stats pf_taken 1)))
 	# equal, or short by no more than the program runs the kernel skipped,
 	# which the scrape says (7.x: BPF preempted, its CPU skips it for the next thread)
