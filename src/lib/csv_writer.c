@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Writer for the kvmmmu CSV format v2 (docs/csv.md). */
+/* Writer for the kvmmmu CSV format, version 3 (docs/csv.md). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
