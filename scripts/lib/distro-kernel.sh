@@ -44,8 +44,10 @@ use_apt_sources() {
 apt_update() {
 	[ -n "$APT_DIR" ] || return 1
 	echo "  apt-get update ($(tr '\n' ';' <"$APT_DIR/sources.list" | sed 's/;$//'))" >&2
+	# apt-get update exits 0 when an index failed to download ("W: Failed to
+	# fetch"): that is no refresh
 	timeout 300 apt-get "${apt_opts[@]}" update -q >"$APT_DIR/update.log" 2>&1 &&
-		touch "$APT_DIR/updated"
+		! grep -q '^W: Failed to fetch' "$APT_DIR/update.log" && touch "$APT_DIR/updated"
 }
 
 # apt_download LOG PACKAGE[=VERSION]: into $CACHE/deb; when the private
@@ -56,6 +58,27 @@ apt_download() {
 	shift
 	(cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$@") >"$log" 2>&1 ||
 		{ apt_update && (cd "$CACHE/deb" && timeout 600 apt-get download -q "${apt_opts[@]}" "$@") >"$log" 2>&1; }
+}
+
+# download_failed LOG WHAT: sets WHY for a failed apt_download of WHAT, and
+# UNREACHABLE=1 when apt could not reach the registry at all (no name
+# resolution, no connection: LOG's words): callers skip with that reason
+# rather than fail, since no machine here can do better offline. A version
+# the registry does not have is a failure.
+download_failed() {
+	local lists=""
+	UNREACHABLE=""
+	# the private lists' last refresh too: without them apt only says "Unable to locate"
+	[ -n "${APT_DIR:-}" ] && [ -f "$APT_DIR/update.log" ] && lists=$APT_DIR/update.log
+	local said
+	# shellcheck disable=SC2086 # $lists: none or one file
+	said=$(cat "$1" $lists | grep -m1 -E 'Temporary failure resolving|Could not resolve|Could not connect|Connection timed out|Network is unreachable' | sed 's/^ *//')
+	if [ -n "$said" ]; then
+		UNREACHABLE=1
+		WHY="cannot download $2: the package registry is unreachable ($said)"
+	else
+		WHY="apt-get download $2 failed (is it in the apt sources?):$(tail_of "$1" 5)"
+	fi
 }
 
 # kernel_packages PACKAGE: the packages of a kernel build that hold its
@@ -79,6 +102,7 @@ kernel_packages() {
 # Returns 1 with WHY set on failure.
 fetch_kernel() {
 	local name=$1 pkg p deb x ko rel dest root boot log=$TMP/$1.fetch.log
+	UNREACHABLE=""
 	use_apt_sources "$name"
 	# A metapackage names the current build; a build's own package names no other.
 	pkg=$(apt-cache "${apt_opts[@]}" depends "$KERNEL_PACKAGE" 2>/dev/null |
@@ -99,6 +123,12 @@ fetch_kernel() {
 		KDIR=$CACHE/kernels/$KV
 		[ -n "$KV" ] && [ "$(cat "$KDIR/.complete" 2>/dev/null)" = "$GUEST_MODULES" ] && return 0
 		WHY="apt-cache knows no $KERNEL_PACKAGE, or no linux-image-<release> behind it (apt-get update?)"
+		# the private lists were never fetched: the registry may be out of reach
+		if [ -n "$APT_DIR" ] && [ ! -f "$APT_DIR/updated" ] && [ -f "$APT_DIR/update.log" ]; then
+			local known=$WHY
+			download_failed "$APT_DIR/update.log" "the package lists of $KERNEL_PACKAGE"
+			[ -n "$UNREACHABLE" ] || WHY=$known
+		fi
 		return 1
 	fi
 	KV=${pkg#linux-image-}
@@ -113,7 +143,7 @@ fetch_kernel() {
 				echo "  fetching $p"
 				if ! apt_download "$log" "$p"; then
 					rm -rf "$x"
-					WHY="apt-get download $p failed:$(tail_of "$log" 5)"
+					download_failed "$log" "$p"
 					return 1
 				fi
 				deb=$(ls "$CACHE/deb/${p}_"*.deb 2>/dev/null | head -1)
@@ -176,12 +206,13 @@ fetch_kernel() {
 # (in $CACHE/deb), downloading it on first use. Returns 1 with WHY set.
 fetch_deb() {
 	local log=$TMP/fetch-$1.log
+	UNREACHABLE=""
 	DEB=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
 	[ -n "$DEB" ] && return 0
 	mkdir -p "$CACHE/deb" || { WHY="cannot create $CACHE/deb"; return 1; }
 	echo "  fetching $1 $2" >&2
 	if ! apt_download "$log" "$1=$2"; then
-		WHY="apt-get download $1=$2 failed (is it in the apt sources?):$(tail_of "$log" 5)"
+		download_failed "$log" "$1=$2"
 		return 1
 	fi
 	DEB=$(ls "$CACHE/deb/${1}_${2}_"*.deb 2>/dev/null | head -1)
