@@ -62,10 +62,13 @@ n=$(leaked_progs)
 check "exits/sigpipe-no-bpf-left" "$n kvmmmu programs left behind" test "$n" = 0
 
 # --- a command that ignores SIGTERM: killed after a grace period, and we say so
+# (it would live past the timeout below: a tracer that waited for it hangs
+# there; exec: the sleep is the command, ignoring SIGTERM, and no orphan of
+# it outlives the test)
 cat >"$TMP/stubborn" <<'EOF'
 #!/bin/bash
 trap '' TERM
-sleep 120
+exec sleep 400
 EOF
 chmod +x "$TMP/stubborn"
 timeout 300 "$HIST" -d 1 -- "$TMP/stubborn" >"$TMP/stub.out" 2>&1

@@ -86,7 +86,7 @@ cat >"$TMP/stubborn" <<'EOF'
 #!/bin/bash
 trap '' TERM INT
 echo "traps set" >&2
-sleep 120
+exec sleep 120 # (the command itself: no orphan that ignores both outlives the test)
 EOF
 chmod +x "$TMP/stubborn"
 "$HIST" --csv "$TMP/spaced.csv" -- "$TMP/stubborn" >"$TMP/spaced.out" 2>"$TMP/spaced.err" &

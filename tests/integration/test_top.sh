@@ -199,12 +199,12 @@ wait_vm $l1
 # the first frame, as soon as it is drawn (before any reading when the host
 # is slow to attach): no "(null)" where a column's reason will be
 sh_run "$TOP -p top-tui -d 30; echo FIRST-DONE"
-wait_screen '^kvmmmu-top - '
+check top/screen-first-frame-drawn "$(screen | head -3)" wait_screen '^kvmmmu-top - '
 first=$(screen)
 check top/screen-first-frame-no-null "$(echo "$first" | grep -n 'null' | head -3)" \
 	eval '! echo "$first" | grep -q "(null)"'
 tm send-keys -t kvmmmu-top q
-wait_screen '^FIRST-DONE'
+check top/screen-first-quit "$(screen | tail -3)" wait_screen '^FIRST-DONE'
 tm send-keys -t kvmmmu-top clear Enter
 stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
 sh_run "stty -a > $TMP/stty.before; $TOP -p top-tui -d 0.5; echo rc=\$? > $TMP/tui.rc; stty -a > $TMP/stty.after; echo TOP-DONE"
@@ -229,7 +229,7 @@ check top/screen-vcpu-back "$(screen | head -8)" wait_screen '^CPU 1/KVM'
 tm send-keys -t kvmmmu-top Escape
 check top/screen-back "$(screen | head -8)" wait_screen '^top-tui  '
 tm send-keys -t kvmmmu-top /
-wait_screen '^filter VMs by name'
+check top/screen-filter-prompt "$(screen | tail -2)" wait_screen '^filter VMs by name'
 tm send-keys -t kvmmmu-top 'nomatch' Enter
 check top/screen-filter-hides "$(screen | head -8)" wait_screen 'filter: nomatch'
 check top/screen-filter-no-rows "$(screen | head -8)" eval '! screen | grep -q "^top-tui  "'
@@ -237,12 +237,12 @@ check top/screen-filter-no-rows "$(screen | head -8)" eval '! screen | grep -q "
 check top/screen-filter-says-hidden "$(screen | sed -n 6,7p)" wait_screen "^  no VM matches filter 'nomatch' (1 hidden"
 # Esc at the prompt cancels it: the filter stays as it was
 tm send-keys -t kvmmmu-top /
-wait_screen '^filter VMs by name'
+check top/screen-filter-prompt-2 "$(screen | tail -2)" wait_screen '^filter VMs by name'
 tm send-keys -t kvmmmu-top 'zzz' Escape
 check top/screen-filter-esc-keeps "$(screen | sed -n 3p; screen | tail -1)" \
 	screen_until eval 'screen | grep -q "filter: nomatch" && ! screen | grep -q "^filter VMs by name"'
 tm send-keys -t kvmmmu-top /
-wait_screen '^filter VMs by name'
+check top/screen-filter-prompt-3 "$(screen | tail -2)" wait_screen '^filter VMs by name'
 tm send-keys -t kvmmmu-top Enter
 check top/screen-filter-cleared "$(screen | head -8)" wait_screen '^top-tui  '
 tm send-keys -t kvmmmu-top '>'
@@ -265,7 +265,7 @@ check top/bpf-stats-restored "kernel.bpf_stats_enabled was $stats_before, is $st
 # since-start counts read off the screen equal KVM's, per VM and per vCPU,
 # while the exited VM is still marked (3 refreshes of 3 s)
 sh_run "clear; $TOP -p top-exact -d 3 --since-start; echo TOP-EXACT-DONE"
-wait_screen 'sort: faults'
+check top/screen-exact-drawn "$(screen | head -3)" wait_screen 'sort: faults'
 "$LOAD" --name top-exact --vcpus 2 --mem 1M --passes 2 --csv "$TMP/exact.csv" >/dev/null 2>&1
 check top/screen-exact-exited "$(screen | sed -n 5,7p)" wait_screen '^top-exact .* exited'
 k0=$(csv_value "$TMP/exact.csv" kvm_stats pf_taken 0)
@@ -287,7 +287,7 @@ for v in 0 1; do
 	check "top/screen-exact-vcpu$v-faults" "screen: $got, KVM pf_taken: $k" test -n "$k" -a "$got" = "$k"
 done
 tm send-keys -t kvmmmu-top q
-wait_screen '^TOP-EXACT-DONE'
+check top/screen-exact-quit "$(screen | tail -3)" wait_screen '^TOP-EXACT-DONE'
 # sort by name, inverted: the rows change order; paused, the figures stay
 "$LOAD" --name top-sort-a --vcpus 1 --mem 8M --dirty-log 1 --duration 3600 >/dev/null 2>&1 &
 la=$!
@@ -303,7 +303,7 @@ tm send-keys -t kvmmmu-top i
 check top/screen-sort-inverted "rows: $(order)" \
 	screen_until eval '[ "$(order)" = "top-sort-b top-sort-a " ]'
 tm send-keys -t kvmmmu-top ' '
-wait_screen 'PAUSED'
+check top/screen-sort-paused "$(screen | head -2)" wait_screen 'PAUSED'
 p1=$(screen | awk '$1 == "top-sort-a" { print $4 }')
 sleep 1.5
 p2=$(screen | awk '$1 == "top-sort-a" { print $4 }')
@@ -352,7 +352,7 @@ check top/dumb-term-falls-back "$(screen | grep -c 'kvmmmu-top: 1 VM') frames, $
 sh_run "clear; $TOP -p top-tui -d 0.5; echo CTRLC-RC=\$?"
 wait_screen '^top-tui  '
 tm send-keys -t kvmmmu-top /
-wait_screen '^filter VMs by name'
+check top/screen-filter-prompt-ctrl-c "$(screen | tail -2)" wait_screen '^filter VMs by name'
 tm send-keys -t kvmmmu-top ab C-c
 end=$((SECONDS + 15))
 until screen | grep -q '^CTRLC-RC=' || [ $SECONDS -ge $end ]; do sleep 0.1; done
@@ -373,7 +373,7 @@ check top/screen-exited-total-kept "TOTAL: $got, KVM pf_taken: $k" test -n "$k" 
 check top/screen-exited-no-false-notice "$(screen | sed -n 6p)" eval '! screen | grep -q "no KVM MMU faults seen yet"'
 # too small, q still quits
 tm resize-window -t kvmmmu-top -x 20 -y 5 2>/dev/null || tm resize-pane -t kvmmmu-top -x 20 -y 5
-wait_screen '^terminal too small$'
+check top/screen-too-small-before-q "$(screen)" wait_screen '^terminal too small$'
 tm send-keys -t kvmmmu-top q
 check top/screen-too-small-q-quits "$(screen)" wait_screen '^GONE-DONE'
 tm resize-window -t kvmmmu-top -x 150 -y 30 2>/dev/null || tm resize-pane -t kvmmmu-top -x 150 -y 30
