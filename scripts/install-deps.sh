@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs kvmmmu's build, test and benchmark dependencies from Debian 12's
-# packages (uuid-dev: the 7.x KVM selftests link libuuid). Idempotent and
-# quiet: does nothing when all are present.
+# packages (uuid-dev: the 7.x KVM selftests link libuuid; man-db and
+# systemd: test_install.sh renders the man pages and verifies the exporter's
+# unit). Idempotent and quiet: does nothing when all are present.
 set -eu
 PKGS="make gcc libc6-dev clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 libcmocka-dev bpftrace qemu-system-x86 busybox-static cpio kmod xz-utils libncurses-dev tmux gnuplot-nox gdb strace
 python3-scipy libmicrohttpd-dev libdeflate-dev nettle-dev libyaml-dev libcap-dev prometheus python3-prometheus-client curl openssl
-pahole clang-format uuid-dev"
+pahole clang-format uuid-dev man-db systemd"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

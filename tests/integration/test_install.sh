@@ -11,12 +11,14 @@ check install/runs "exit $rc: $(tail -3 "$TMP/install.out")" test $rc = 0
 for cmd in kvmmmu-load kvmmmu-hist kvmmmu-check kvmmmu-top kvmmmu-diff kvmmmu-exporter; do
 	check "install/$cmd" "not installed" test -x "$dest/usr/local/sbin/$cmd"
 	page=$dest/usr/local/share/man/man1/$cmd.1
+	check "install/man-page-$cmd" "no man page" test -s "$page"
+	# rendered as man does, warnings and all (man-db: make deps installs it)
 	if command -v man >/dev/null; then
 		MANWIDTH=80 man --warnings -l "$page" >"$TMP/man.out" 2>"$TMP/man.err"
 		check "install/man-$cmd" "$(head -3 "$TMP/man.err")" \
 			eval 'test -s "$TMP/man.out" && ! test -s "$TMP/man.err" && grep -q "^NAME" "$TMP/man.out"'
 	else
-		check "install/man-$cmd" "no man page" test -s "$page"
+		fail "install/man-$cmd" "man is not installed (make deps installs man-db)"
 	fi
 done
 unit=$dest/usr/local/lib/systemd/system/kvmmmu-exporter.service
@@ -33,5 +35,7 @@ if command -v systemd-analyze >/dev/null; then
 	out=$(systemd-analyze security --offline=yes "$TMP/kvmmmu-exporter.service" 2>&1 | grep 'Overall exposure')
 	level=$(sed -n 's/.*: \([0-9.]*\) .*/\1/p' <<<"$out")
 	check install/exporter-unit-hardened "$out" eval 'awk -v l="$level" "BEGIN { exit !(l != \"\" && l < 5) }"'
+else
+	fail install/exporter-unit-verifies "systemd-analyze is not installed (make deps installs systemd)"
 fi
 exit 0
